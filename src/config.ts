@@ -1,0 +1,143 @@
+import { z } from "zod";
+
+/**
+ * Every setting coldsync reads from the environment. Each has a documented
+ * default (README, "Configuration"); `loadConfig` turns every problem into one
+ * line, so a bad deployment stops before it touches anything.
+ */
+
+const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** "500ms", "30s", "5m", "1h", "1d", or a bare number of milliseconds. */
+export const duration = z
+  .string()
+  .trim()
+  .regex(/^\d+(ms|s|m|h|d)?$/, "must be a duration such as 30s, 5m, 1h or a number of milliseconds")
+  .transform((text) => {
+    const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
+    const amount = Number(match?.[1]);
+    const unit = (match?.[2] ?? "ms") as keyof typeof DURATION_UNITS_MS;
+    return amount * DURATION_UNITS_MS[unit];
+  });
+
+const positiveInt = z.coerce.number().int().positive();
+
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
+
+const redisUrl = z
+  .string()
+  .trim()
+  .refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((value) => /^https?:\/\/[^/]+/.test(value), "must be an http:// or https:// URL")
+  .transform((value) => value.replace(/\/+$/, "").replace(/\/api\/v1$/, ""));
+
+const sqlIdentifier = z
+  .string()
+  .trim()
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)");
+
+export const configSchema = z.object({
+  COLDSYNC_API_URL: httpUrl.default("http://127.0.0.1:4010"),
+  COLDSYNC_API_KEY: z.string().trim().min(1, "must not be empty").optional(),
+  COLDSYNC_ACCOUNT: z.string().trim().min(1, "must not be empty").max(255).default("default"),
+  DATABASE_URL: postgresUrl.optional(),
+  COLDSYNC_DATA_DIR: z.string().trim().min(1).default(".coldsync"),
+  COLDSYNC_SCHEMA: sqlIdentifier.default("coldsync"),
+  REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
+  COLDSYNC_QUEUE_PREFIX: z.string().trim().min(1).default("coldsync"),
+  COLDSYNC_RATE_LIMIT: positiveInt.default(10),
+  COLDSYNC_HTTP_CONCURRENCY: positiveInt.default(4),
+  COLDSYNC_REQUEST_TIMEOUT: duration.prefault("30s"),
+  COLDSYNC_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(6),
+  COLDSYNC_CONCURRENCY: positiveInt.default(2),
+  COLDSYNC_DISCOVER_EVERY: duration.prefault("5m"),
+  COLDSYNC_ACTIVE_EVERY: duration.prefault("15m"),
+  COLDSYNC_IDLE_EVERY: duration.prefault("1h"),
+  COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
+  COLDSYNC_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
+  COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
+  COLDSYNC_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config {
+  api: { url: string; key: string | undefined; rateLimit: number; concurrency: number; timeoutMs: number; maxRetries: number };
+  account: string;
+  warehouse: { databaseUrl: string | undefined; dataDir: string; schema: string };
+  redis: { url: string; prefix: string };
+  worker: {
+    concurrency: number;
+    discoverEveryMs: number;
+    activeEveryMs: number;
+    idleEveryMs: number;
+    terminalEveryMs: number;
+  };
+  http: { port: number; host: string; token: string | undefined };
+  logLevel: RawConfig["COLDSYNC_LOG_LEVEL"];
+}
+
+/** Settings a command cannot run without, on top of the schema's own rules. */
+export type Requirement = "apiKey" | "databaseUrl";
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((line) => `  ${line}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const REQUIREMENT_VARIABLE: Record<Requirement, keyof RawConfig> = {
+  apiKey: "COLDSYNC_API_KEY",
+  databaseUrl: "DATABASE_URL",
+};
+
+/** Empty strings count as unset, the way shells and compose files hand them over. */
+function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ""));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: Requirement[] = []): Config {
+  const parsed = configSchema.safeParse(withoutEmpty(env));
+  const problems: string[] = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  if (parsed.success) {
+    for (const requirement of requirements) {
+      const variable = REQUIREMENT_VARIABLE[requirement];
+      if (parsed.data[variable] === undefined) problems.push(`${variable}: is required for this command`);
+    }
+  }
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const raw = parsed.data;
+  return {
+    api: {
+      url: raw.COLDSYNC_API_URL,
+      key: raw.COLDSYNC_API_KEY,
+      rateLimit: raw.COLDSYNC_RATE_LIMIT,
+      concurrency: raw.COLDSYNC_HTTP_CONCURRENCY,
+      timeoutMs: raw.COLDSYNC_REQUEST_TIMEOUT,
+      maxRetries: raw.COLDSYNC_MAX_RETRIES,
+    },
+    account: raw.COLDSYNC_ACCOUNT,
+    warehouse: { databaseUrl: raw.DATABASE_URL, dataDir: raw.COLDSYNC_DATA_DIR, schema: raw.COLDSYNC_SCHEMA },
+    redis: { url: raw.REDIS_URL, prefix: raw.COLDSYNC_QUEUE_PREFIX },
+    worker: {
+      concurrency: raw.COLDSYNC_CONCURRENCY,
+      discoverEveryMs: raw.COLDSYNC_DISCOVER_EVERY,
+      activeEveryMs: raw.COLDSYNC_ACTIVE_EVERY,
+      idleEveryMs: raw.COLDSYNC_IDLE_EVERY,
+      terminalEveryMs: raw.COLDSYNC_TERMINAL_EVERY,
+    },
+    http: { port: raw.COLDSYNC_HTTP_PORT, host: raw.COLDSYNC_HTTP_HOST, token: raw.COLDSYNC_HTTP_TOKEN },
+    logLevel: raw.COLDSYNC_LOG_LEVEL,
+  };
+}

@@ -1,0 +1,54 @@
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+
+export type { Logger } from "pino";
+
+/** Paths that may carry the upstream API key; pino replaces their values. */
+export const REDACTED_PATHS = [
+  "apiKey",
+  "key",
+  "*.apiKey",
+  "*.key",
+  "headers['x-api-key']",
+  "*.headers['x-api-key']",
+  "req.headers['x-api-key']",
+  "request.headers['x-api-key']",
+  "config.api.key",
+  "api.key",
+];
+
+const REDACTED = "[REDACTED]";
+
+export interface LoggerSettings {
+  level?: LoggerOptions["level"];
+  /** Literal values never to print, wherever they turn up in a line (e.g. the API key inside a URL). */
+  secrets?: readonly (string | undefined)[];
+  destination?: DestinationStream;
+  name?: string;
+}
+
+/**
+ * The one logger factory. Besides path redaction, every written line is scrubbed
+ * of the literal secrets, so a key that slips into a message or an error text
+ * still never reaches the output.
+ */
+export function createLogger(settings: LoggerSettings = {}): Logger {
+  const secrets = (settings.secrets ?? []).filter((secret): secret is string => typeof secret === "string" && secret.length > 0);
+  const options: LoggerOptions = {
+    level: settings.level ?? "info",
+    name: settings.name ?? "coldsync",
+    redact: { paths: REDACTED_PATHS, censor: REDACTED },
+    hooks:
+      secrets.length === 0
+        ? {}
+        : {
+            streamWrite: (line) => scrubSecrets(line, secrets),
+          },
+  };
+  return settings.destination ? pino(options, settings.destination) : pino(options);
+}
+
+export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  let scrubbed = text;
+  for (const secret of secrets) scrubbed = scrubbed.split(secret).join(REDACTED);
+  return scrubbed;
+}

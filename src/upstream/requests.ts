@@ -1,0 +1,195 @@
+import { z } from "zod";
+import { dayName, unsubLinkType, updatableSchedulingStrategy } from "./enums.ts";
+
+/**
+ * Request bodies and query strings (spec 4.1–4.4, contract A.1, A.3, A.5).
+ *
+ * Bodies come in two encodings. JSON carries real types; form-urlencoded and
+ * multipart carry strings ("true", "42", repeated keys or JSON text for
+ * arrays). Each body schema is built by a factory that takes the encoding, so
+ * both share every rule and differ only in how a raw value is read.
+ */
+
+export type BodyEncoding = "json" | "form";
+
+const INT32_MAX = 2_147_483_647;
+const INT32_MIN = -2_147_483_648;
+const MIN_SENDING_WINDOW_SECONDS = 3 * 3600;
+
+function fromFormBoolean(value: unknown): unknown {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  return value;
+}
+
+function fromFormNumber(value: unknown): unknown {
+  return typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+}
+
+function fromFormArray(value: unknown): unknown {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== "string") return value;
+  const text = value.trim();
+  if (text === "") return [];
+  if (text.startsWith("[")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return value;
+    }
+  }
+  return text.split(",").map((item) => item.trim());
+}
+
+function fromFormNullable(value: unknown): unknown {
+  return value === "" || value === "null" ? null : value;
+}
+
+/** Field readers for one encoding: identity for JSON, string coercion for forms. */
+function fieldsFor(encoding: BodyEncoding) {
+  const form = encoding === "form";
+  const boolean = () => (form ? z.preprocess(fromFormBoolean, z.boolean()) : z.boolean());
+  const integer = (min: number, max: number) => {
+    const base = z.number().int().min(min).max(max);
+    return form ? z.preprocess(fromFormNumber, base) : base;
+  };
+  const array = <T extends z.ZodType>(item: T, maxItems?: number) => {
+    const base = maxItems === undefined ? z.array(item) : z.array(item).max(maxItems);
+    return form ? z.preprocess(fromFormArray, base) : base;
+  };
+  const nullable = <T extends z.ZodType>(inner: T) => (form ? z.preprocess(fromFormNullable, inner.nullable()) : inner.nullable());
+  /** Nested objects in forms may arrive as JSON text. */
+  const object = <T extends z.ZodType>(inner: T) =>
+    form
+      ? z.preprocess((value) => {
+          if (typeof value !== "string") return value;
+          try {
+            return JSON.parse(value) as unknown;
+          } catch {
+            return value;
+          }
+        }, inner)
+      : inner;
+  return { boolean, integer, array, nullable, object };
+}
+
+const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, "must be HH:MM:SS on a 24-hour clock");
+
+function secondsOfDay(time: string): number {
+  const [hours = 0, minutes = 0, seconds = 0] = time.split(":").map(Number);
+  return hours * 3600 + minutes * 60 + seconds;
+}
+
+/** IANA zone names, plus the aliases the runtime accepts in region/city form. */
+export function isIanaTimeZone(name: string): boolean {
+  if (name === "UTC" || name === "Etc/UTC" || name === "GMT" || name === "Etc/GMT") return true;
+  if (!/^[A-Za-z]+(\/[A-Za-z0-9_+-]+)+$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function updateDataSchema(encoding: BodyEncoding = "json") {
+  const f = fieldsFor(encoding);
+  return z
+    .object({
+      name: z
+        .string()
+        .min(1, "must be 1 to 300 characters")
+        .max(300, "must be 1 to 300 characters")
+        .regex(/\S/, "must contain a non-whitespace character"),
+      reply_to_address: f.nullable(z.email("must be an email address").max(254)).default(null),
+      daily_email_limit: f.integer(10, 100),
+      skip_days: f.array(dayName, 6).optional(),
+      single_subject: f.boolean(),
+      scheduling_strategy: updatableSchedulingStrategy,
+      from_time: timeOfDay,
+      to_time: timeOfDay,
+      time_zone: z.string().max(100).refine(isIanaTimeZone, "must be an IANA time zone name such as UTC or Europe/Paris"),
+      add_unsub_link: f.boolean(),
+      unsub_link_type: unsubLinkType,
+      custom_unsub_text: z.string(),
+      click_tracking_enabled: f.boolean(),
+      open_tracking_enabled: f.boolean(),
+      skip_dangerous_emails: f.boolean(),
+      skip_disposable_emails: f.boolean(),
+      skip_catchall_emails: f.boolean(),
+      skip_full_inbox_emails: f.boolean(),
+      skip_invalid_emails: f.boolean(),
+      forward_negative_emails: f.boolean(),
+      forward_netural_emails: f.boolean(),
+      sending_domains: f.array(f.integer(INT32_MIN, INT32_MAX)),
+    })
+    .superRefine((data, ctx) => {
+      if (Math.abs(secondsOfDay(data.to_time) - secondsOfDay(data.from_time)) < MIN_SENDING_WINDOW_SECONDS) {
+        ctx.addIssue({ code: "custom", path: ["to_time"], message: "from_time and to_time must be at least 3 hours apart" });
+      }
+      if (!data.add_unsub_link && data.unsub_link_type === "custom") {
+        ctx.addIssue({ code: "custom", path: ["unsub_link_type"], message: "custom is valid only when add_unsub_link is true" });
+      }
+      if (data.unsub_link_type === "custom" && data.add_unsub_link && data.custom_unsub_text.trim() === "") {
+        ctx.addIssue({ code: "custom", path: ["custom_unsub_text"], message: "must not be empty when unsub_link_type is custom" });
+      }
+      if (data.unsub_link_type !== "custom" && data.custom_unsub_text !== "") {
+        ctx.addIssue({ code: "custom", path: ["custom_unsub_text"], message: "must be an empty string unless unsub_link_type is custom" });
+      }
+    });
+}
+export type UpdateData = z.infer<ReturnType<typeof updateDataSchema>>;
+
+export function updateCampaignBodySchema(encoding: BodyEncoding = "json") {
+  return z.object({
+    campaign_uid: z.string().min(1, "is required").max(255),
+    update_data: fieldsFor(encoding).object(updateDataSchema(encoding)),
+  });
+}
+export type UpdateCampaignBody = z.infer<ReturnType<typeof updateCampaignBodySchema>>;
+
+export function sequenceDataSchema(encoding: BodyEncoding = "json") {
+  const f = fieldsFor(encoding);
+  return z.object({
+    order: f.integer(INT32_MIN, INT32_MAX),
+    subject: z.string(),
+    body: z.string(),
+    next_message_days: f.integer(0, 32_767).default(0),
+  });
+}
+export type SequenceData = z.infer<ReturnType<typeof sequenceDataSchema>>;
+
+export function createSequenceBodySchema(encoding: BodyEncoding = "json") {
+  return z.object({
+    campaign_uid: z.string().min(1, "is required").max(255),
+    sequence_data: fieldsFor(encoding).object(sequenceDataSchema(encoding)),
+  });
+}
+export type CreateSequenceBody = z.infer<ReturnType<typeof createSequenceBodySchema>>;
+
+export const lifecycleBody = z.object({ campaign_uid: z.string().min(1, "is required").max(255) });
+export type LifecycleBody = z.infer<typeof lifecycleBody>;
+
+/** Query strings arrive as text; integers must be written as integers. */
+const queryInteger = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, "must be an integer")
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const DEFAULT_PAGE_LIMIT = 10;
+export const MAX_PAGE_LIMIT = 100;
+
+export const pageQuery = z.object({
+  limit: queryInteger(1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+  offset: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0),
+});
+export type PageQuery = z.infer<typeof pageQuery>;
+
+export const workspaceFilterQuery = pageQuery.extend({ workspace_id: queryInteger(INT32_MIN, INT32_MAX).optional() });
+
+export const campaignUidQuery = z.object({ campaign_uid: z.string().min(1, "is required").max(255) });
+export const campaignPageQuery = pageQuery.extend(campaignUidQuery.shape);
+export const leadUidQuery = z.object({ lead_uid: z.string().min(1, "is required").max(255) });
+export const sequenceIdQuery = z.object({ id: queryInteger(INT32_MIN, INT32_MAX) });

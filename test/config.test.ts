@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+describe("loadConfig", () => {
+  it("fills every setting with its documented default", () => {
+    const config = loadConfig({});
+    expect(config.api.url).toBe("http://127.0.0.1:4010");
+    expect(config.account).toBe("default");
+    expect(config.warehouse.schema).toBe("coldsync");
+    expect(config.warehouse.databaseUrl).toBeUndefined();
+    expect(config.worker.discoverEveryMs).toBe(5 * 60_000);
+  });
+
+  it("strips a trailing /api/v1/ from the base address", () => {
+    expect(loadConfig({ COLDSYNC_API_URL: "https://api.example.com/api/v1/" }).api.url).toBe("https://api.example.com");
+  });
+
+  it("reports one line per problem and names each variable", () => {
+    const attempt = () =>
+      loadConfig({ COLDSYNC_API_URL: "ftp://x", COLDSYNC_SCHEMA: "Bad-Name", COLDSYNC_DISCOVER_EVERY: "soon" }, ["apiKey"]);
+    expect(attempt).toThrow(ConfigError);
+    try {
+      attempt();
+    } catch (error) {
+      const problems = (error as ConfigError).problems;
+      expect(problems).toHaveLength(3);
+      expect(problems.join("\n")).toMatch(/COLDSYNC_API_URL/);
+      expect(problems.join("\n")).toMatch(/COLDSYNC_SCHEMA/);
+      expect(problems.join("\n")).toMatch(/COLDSYNC_DISCOVER_EVERY/);
+    }
+  });
+
+  it("requires the API key only for commands that need it", () => {
+    expect(() => loadConfig({}, ["apiKey"])).toThrow(/COLDSYNC_API_KEY: is required/);
+    expect(loadConfig({ COLDSYNC_API_KEY: "k" }, ["apiKey"]).api.key).toBe("k");
+  });
+
+  it("treats empty variables as unset", () => {
+    expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
+  });
+});
