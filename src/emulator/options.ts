@@ -1,0 +1,83 @@
+import { z } from "zod";
+
+/**
+ * How an emulator is configured (the `coldsync emulator` flags and
+ * `startEmulator()`), and the shapes of its admin answers. The settings in
+ * `runtimeSettings` can also be changed while it runs (POST /admin/settings).
+ */
+
+export const faultMode = z.enum(["none", "mild", "hostile"]);
+export type FaultMode = z.infer<typeof faultMode>;
+
+export const listOrder = z.enum(["asc", "desc", "shuffle"]);
+export type ListOrder = z.infer<typeof listOrder>;
+
+export const workspacesShape = z.enum(["bare", "envelope"]);
+export type WorkspacesShape = z.infer<typeof workspacesShape>;
+
+export const seedScale = z.enum(["small", "medium", "large"]);
+export type SeedScale = z.infer<typeof seedScale>;
+
+export const runtimeSettings = z.object({
+  order: listOrder.default("asc"),
+  workspaces: workspacesShape.default("bare"),
+  /** Requests per second per API key; 0 means unlimited. */
+  rateLimit: z.number().int().min(0).default(0),
+  /** Added to every API answer. */
+  latencyMs: z.number().int().min(0).default(0),
+  faults: faultMode.default("none"),
+  /** How long a "slow answer" fault holds the response. */
+  slowMs: z.number().int().min(0).default(1_500),
+});
+export type RuntimeSettings = z.infer<typeof runtimeSettings>;
+
+export const emulatorOptions = runtimeSettings.extend({
+  host: z.string().min(1).default("127.0.0.1"),
+  /** 0 picks a free port. */
+  port: z.number().int().min(0).max(65_535).default(0),
+  seed: z.number().int().default(1),
+  /** One account per key. */
+  apiKeys: z.array(z.string().min(1)).min(1).default(["demo"]),
+  scale: seedScale.default("small"),
+  /** Serve /admin/ routes (simulated clock, ground truth, settings). */
+  admin: z.boolean().default(false),
+});
+export type EmulatorOptions = z.infer<typeof emulatorOptions>;
+export type EmulatorOptionsInput = z.input<typeof emulatorOptions>;
+
+/** Entities of the ground truth, named after the warehouse tables they land in. */
+export const TRUTH_ENTITIES = [
+  "workspaces",
+  "domains",
+  "contact_lists",
+  "campaigns",
+  "campaign_sending_domains",
+  "email_sequences",
+  "leads",
+  "contacts",
+  "schedules",
+  "replies",
+  "link_clicks",
+  "email_opens",
+] as const;
+export type TruthEntity = (typeof TRUTH_ENTITIES)[number];
+
+/**
+ * What one account holds right now. Keys are strings: ids and uids as they
+ * are; composite keys joined with "|" (link_clicks: schedule_id|link|clicked_on,
+ * email_opens: schedule_id|opened_on, campaign_sending_domains: campaign_uid|domain_id).
+ * email_sequences lists the sequences a client can discover, i.e. those
+ * referenced by at least one schedule's email_data.
+ */
+export interface GroundTruth {
+  now: string;
+  counts: Record<TruthEntity, number>;
+  keys: Record<TruthEntity, string[]>;
+}
+
+export interface AdvanceReport {
+  now: string;
+  /** How many records of each entity were created or changed by this step. */
+  created: Partial<Record<TruthEntity, number>>;
+  changed: Partial<Record<TruthEntity, number>>;
+}
