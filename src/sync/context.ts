@@ -1,0 +1,27 @@
+import type { Kysely } from "kysely";
+import type { Logger } from "../logger.ts";
+import type { UpstreamClient } from "../upstream/client.ts";
+import type { Database } from "../warehouse/database.ts";
+
+/** Who started a run; stored in sync_runs.trigger. */
+export type RunTrigger = "cli" | "worker" | "demo";
+
+/** Hooks for metrics; every one is optional. */
+export interface SyncObserver {
+  onRowsWritten?(table: string, rows: number): void;
+  onStreamFinished?(event: { campaignUid: string | null; stream: string; durationMs: number; ok: boolean }): void;
+  onCheckpoint?(event: { campaignUid: string | null; stream: string; completedAt: Date | null }): void;
+}
+
+/** Everything a sync needs: where to read, where to write, and under which account name. */
+export interface SyncContext {
+  client: UpstreamClient;
+  db: Kysely<Database>;
+  /** COLDSYNC_ACCOUNT: the account's name in sync_checkpoints and sync_runs. */
+  account: string;
+  logger: Logger;
+  trigger: RunTrigger;
+  /** Aborting stops after the page whose transaction is in flight has committed. */
+  signal?: AbortSignal;
+  observer?: SyncObserver;
+}
