@@ -1,0 +1,236 @@
+import type { IncomingHttpHeaders } from "node:http";
+import PQueue from "p-queue";
+import { Pool } from "undici";
+import { API_KEY_HEADER } from "./endpoints.ts";
+import { UpstreamError } from "./errors.ts";
+import type { ClientHooks } from "./hooks.ts";
+import type { RequestLimiter } from "./limiter.ts";
+import { withRetries, type RetryPolicy } from "./retry.ts";
+import { scrubSecrets, type Logger } from "../logger.ts";
+
+/**
+ * One account's connection to the upstream: a keep-alive pool of
+ * `concurrency` sockets, a queue that lets no more than that many requests be
+ * in flight, the account's limiter, a per-attempt timeout and retries.
+ * Answers come back as parsed JSON; everything else becomes an UpstreamError.
+ */
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export interface HttpRequest {
+  method: HttpMethod;
+  /** One of PATHS; also the `endpoint` in logs, metrics and errors. */
+  endpoint: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /**
+   * False when repeating the request could repeat its effect (a create).
+   * Such a request is retried only when the upstream surely did not act on
+   * it: a 429, or a connection that was refused.
+   */
+  idempotent?: boolean;
+}
+
+export interface HttpTransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  concurrency: number;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  limiter: RequestLimiter;
+  logger?: Logger | undefined;
+  hooks?: ClientHooks | undefined;
+}
+
+interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+const EXCERPT_LENGTH = 200;
+
+export class HttpTransport {
+  readonly stats = { requests: 0, retries: 0 };
+  readonly #options: HttpTransportOptions;
+  readonly #pool: Pool;
+  readonly #queue: PQueue;
+  readonly #pathPrefix: string;
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options;
+    const base = new URL(options.baseUrl);
+    this.#pathPrefix = base.pathname.replace(/\/+$/, "");
+    this.#pool = new Pool(base.origin, { connections: options.concurrency });
+    this.#queue = new PQueue({ concurrency: options.concurrency });
+  }
+
+  /** Sends the request (retrying as the policy allows) and returns the parsed JSON of a 2xx answer. */
+  async json(request: HttpRequest, signal?: AbortSignal): Promise<unknown> {
+    try {
+      return await withRetries((attempt) => this.#queue.add(() => this.#attempt(request, attempt, signal), { signal }), this.#options.retry, {
+        signal,
+        onRetry: (error, attempt, delayMs) => {
+          this.stats.retries += 1;
+          this.#options.hooks?.onRetry?.({
+            endpoint: request.endpoint,
+            method: request.method,
+            status: error.status,
+            error: error.message,
+            attempt,
+            delayMs,
+          });
+        },
+      });
+    } catch (error) {
+      // Whatever was under way when the caller gave up (queue, limiter, socket, backoff), the caller's reason wins.
+      if (signal?.aborted) throw signal.reason;
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#queue.clear();
+    await this.#pool.close();
+  }
+
+  async #attempt(request: HttpRequest, attempt: number, signal: AbortSignal | undefined): Promise<unknown> {
+    await this.#options.limiter.acquire(signal);
+    // The timeout starts only now, so time spent queued or paused never counts against an attempt.
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    const started = performance.now();
+    this.stats.requests += 1;
+    let response: RawResponse;
+    try {
+      response = await this.#send(request, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const failure = this.#networkError(request, error, timeout.aborted);
+      this.#log(request, attempt, started, undefined, failure.message);
+      throw failure;
+    }
+    this.#log(request, attempt, started, response.status);
+    this.#options.hooks?.onResponse?.({
+      endpoint: request.endpoint,
+      method: request.method,
+      status: response.status,
+      durationMs: performance.now() - started,
+      attempt,
+    });
+    return this.#interpret(request, response);
+  }
+
+  async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
+    const headers: Record<string, string> = { [API_KEY_HEADER]: this.#options.apiKey, accept: "application/json" };
+    let body: string | undefined;
+    if (request.body !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(request.body);
+    }
+    const answer = await this.#pool.request({
+      method: request.method,
+      path: this.#path(request),
+      headers,
+      body,
+      signal,
+      idempotent: request.idempotent ?? true,
+    });
+    return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text() };
+  }
+
+  #path(request: HttpRequest): string {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) query.set(name, String(value));
+    }
+    const search = query.toString();
+    return `${this.#pathPrefix}${request.endpoint}${search === "" ? "" : `?${search}`}`;
+  }
+
+  #interpret(request: HttpRequest, response: RawResponse): unknown {
+    const idempotent = request.idempotent ?? true;
+    if (response.status >= 200 && response.status < 300) {
+      try {
+        return JSON.parse(response.text) as unknown;
+      } catch {
+        // A cut or garbled 200 is a transport accident, not an answer.
+        return this.#fail(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text)}`, {
+          status: response.status,
+          retryable: idempotent,
+        });
+      }
+    }
+    const upstreamMessage = this.#scrub(errorMessageOf(response.text));
+    if (response.status === 429) {
+      const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
+      if (retryAfterMs !== undefined) this.#options.limiter.pauseFor(retryAfterMs);
+      return this.#fail(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs });
+    }
+    return this.#fail(request, `failed with ${response.status}: ${upstreamMessage}`, {
+      status: response.status,
+      upstreamMessage,
+      retryable: response.status >= 500 && idempotent,
+    });
+  }
+
+  #networkError(request: HttpRequest, error: unknown, timedOut: boolean): UpstreamError {
+    if (timedOut) return this.#fail(request, `no complete answer within ${this.#options.timeoutMs} ms`, { retryable: request.idempotent ?? true });
+    const code = (error as { code?: unknown }).code;
+    const text = error instanceof Error ? error.message : String(error);
+    const refused = code === "ECONNREFUSED";
+    return this.#fail(request, `network error ${typeof code === "string" ? `${code}: ` : ""}${this.#scrub(text)}`, {
+      retryable: (request.idempotent ?? true) || refused,
+    });
+  }
+
+  #fail(
+    request: HttpRequest,
+    message: string,
+    details: { status?: number; upstreamMessage?: string; retryable: boolean; retryAfterMs?: number | undefined },
+  ): never {
+    throw new UpstreamError(this.#scrub(message), { endpoint: request.endpoint, method: request.method, ...details });
+  }
+
+  #scrub(text: string): string {
+    return scrubSecrets(text, [this.#options.apiKey]);
+  }
+
+  #log(request: HttpRequest, attempt: number, started: number, status: number | undefined, error?: string): void {
+    this.#options.logger?.debug(
+      { method: request.method, endpoint: request.endpoint, status, durationMs: Math.round(performance.now() - started), attempt, error },
+      "upstream request",
+    );
+  }
+}
+
+/** The `message` of a JSON error body, or a short plain-text excerpt of anything else (an HTML error page). */
+function errorMessageOf(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === "object" && parsed !== null && typeof (parsed as { message?: unknown }).message === "string") {
+      return excerpt((parsed as { message: string }).message);
+    }
+  } catch {
+    // not JSON: fall through to the excerpt
+  }
+  return excerpt(text);
+}
+
+function excerpt(text: string): string {
+  const plain = text
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (plain === "") return "(empty body)";
+  return plain.length > EXCERPT_LENGTH ? `${plain.slice(0, EXCERPT_LENGTH)}…` : plain;
+}
+
+/** Retry-After in whole seconds (contract A.2), or an HTTP date. */
+function retryAfterOf(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === "") return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
