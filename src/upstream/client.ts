@@ -93,8 +93,7 @@ export class UpstreamClient {
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
   async listWorkspaces(signal?: AbortSignal): Promise<Parsed<Workspace>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const body = await this.#http.json(request, signal);
-    const records = Array.isArray(body) ? body : this.#envelope(request, body).data;
+    const records = await this.#http.json(request, (body) => (Array.isArray(body) ? body : this.#envelope(request, body).data), signal);
     return this.#parseAll("workspaces", workspace, records);
   }
 
@@ -113,7 +112,7 @@ export class UpstreamClient {
         [PARAMS.offset]: query.offset,
       },
     };
-    const envelope = this.#envelope(request, await this.#http.json(request, signal));
+    const envelope = await this.#http.json(request, (body) => this.#envelope(request, body), signal);
     const parsed = this.#parseAll(resource, schema, envelope.data) as Parsed<RecordOf<R>>;
     return { ...parsed, total: envelope.total, offset: query.offset, limit };
   }
@@ -138,9 +137,12 @@ export class UpstreamClient {
   /** #13: every reply of a campaign, unpaginated. */
   async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Parsed<Reply>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
-    const body = await this.#http.json(request, signal);
-    if (!Array.isArray(body)) this.#protocolError(request, "expected a JSON array of replies");
-    return this.#parseAll("replies", reply, body);
+    const replies = await this.#http.json(
+      request,
+      (body) => (Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies")),
+      signal,
+    );
+    return this.#parseAll("replies", reply, replies);
   }
 
   /** #2 */
@@ -205,14 +207,15 @@ export class UpstreamClient {
     return this.#message({ method: "POST", endpoint: LIFECYCLE_PATHS[operation], body });
   }
 
-  async #message(request: HttpRequest): Promise<string> {
-    const body = messageBody.safeParse(await this.#http.json(request));
-    if (!body.success) this.#protocolError(request, "expected a {message} body");
-    return body.data.message;
+  #message(request: HttpRequest): Promise<string> {
+    return this.#http.json(request, (body) => {
+      const parsed = messageBody.safeParse(body);
+      return parsed.success ? parsed.data.message : this.#protocolError(request, "expected a {message} body");
+    });
   }
 
   async #one<S extends z.ZodType>(stream: Stream, schema: S, request: HttpRequest, signal?: AbortSignal): Promise<z.infer<S>> {
-    const outcome = parseRecord(stream, schema, await this.#http.json(request, signal));
+    const outcome = parseRecord(stream, schema, await this.#http.json(request, (body) => body, signal));
     if ("record" in outcome) return outcome.record;
     this.#hooks?.onRejected?.(outcome.rejected);
     throw new InvalidRecordError(outcome.rejected, { endpoint: request.endpoint, method: request.method, status: 200 });

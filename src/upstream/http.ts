@@ -65,10 +65,14 @@ export class HttpTransport {
     this.#queue = new PQueue({ concurrency: options.concurrency });
   }
 
-  /** Sends the request (retrying as the policy allows) and returns the parsed JSON of a 2xx answer. */
-  async json(request: HttpRequest, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Sends the request, retrying as the policy allows, and returns what `read`
+   * makes of the JSON of a 2xx answer. `read` runs inside the attempt, so a
+   * retryable UpstreamError it throws (a malformed envelope) asks again.
+   */
+  async json<T>(request: HttpRequest, read: (body: unknown) => T, signal?: AbortSignal): Promise<T> {
     try {
-      return await withRetries((attempt) => this.#queue.add(() => this.#attempt(request, attempt, signal), { signal }), this.#options.retry, {
+      return await withRetries(async (attempt) => read(await this.#queue.add(() => this.#attempt(request, attempt, signal), { signal })), this.#options.retry, {
         signal,
         onRetry: (error, attempt, delayMs) => {
           this.stats.retries += 1;

@@ -1,0 +1,72 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { inspect } from "node:util";
+import { createLogger, type Logger } from "../../src/logger.ts";
+
+export interface LocalServer {
+  url: string;
+  /** Every request received, in order, as "METHOD /path?query". */
+  requests: string[];
+  close: () => Promise<void>;
+}
+
+/** A real HTTP server on a free port, for answers the emulator never gives (bad records, cut bodies, HTML pages). */
+export async function startLocalServer(handler: (request: IncomingMessage, response: ServerResponse, index: number) => void): Promise<LocalServer> {
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
+    handler(request, response, requests.length - 1);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  response.end(text);
+}
+
+/** A debug logger that writes into memory, so a test can read every line it produced. */
+export function memoryLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: createLogger({ level: "debug", destination }), lines };
+}
+
+/** Everything an error exposes: its JSON form and its inspected form, which includes `cause` and the stack. */
+export function everythingIn(error: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(error, Object.getOwnPropertyNames(error ?? {}));
+  } catch {
+    json = "";
+  }
+  return `${json}\n${inspect(error, { depth: 10, showHidden: true })}`;
+}
+
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the promise to reject");
+}
