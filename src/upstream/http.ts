@@ -56,6 +56,7 @@ export class HttpTransport {
   readonly #pool: Pool;
   readonly #queue: PQueue;
   readonly #pathPrefix: string;
+  #closed = false;
 
   constructor(options: HttpTransportOptions) {
     this.#options = options;
@@ -71,20 +72,14 @@ export class HttpTransport {
    * retryable UpstreamError it throws (a malformed envelope) asks again.
    */
   async json<T>(request: HttpRequest, read: (body: unknown) => T, signal?: AbortSignal): Promise<T> {
+    const attemptOnce = async (attempt: number): Promise<T> => {
+      if (this.#closed) throw this.#error(request, "the client is closed", { retryable: false });
+      return read(await this.#queue.add(() => this.#attempt(request, attempt, signal), { signal }));
+    };
     try {
-      return await withRetries(async (attempt) => read(await this.#queue.add(() => this.#attempt(request, attempt, signal), { signal })), this.#options.retry, {
+      return await withRetries(attemptOnce, this.#options.retry, {
         signal,
-        onRetry: (error, attempt, delayMs) => {
-          this.stats.retries += 1;
-          this.#options.hooks?.onRetry?.({
-            endpoint: request.endpoint,
-            method: request.method,
-            status: error.status,
-            error: error.message,
-            attempt,
-            delayMs,
-          });
-        },
+        onRetry: (error, attempt, delayMs) => this.#reportRetry(request, error, attempt, delayMs),
       });
     } catch (error) {
       // Whatever was under way when the caller gave up (queue, limiter, socket, backoff), the caller's reason wins.
@@ -93,8 +88,10 @@ export class HttpTransport {
     }
   }
 
+  /** Lets requests already queued finish, refuses new ones, then closes the sockets. */
   async close(): Promise<void> {
-    this.#queue.clear();
+    this.#closed = true;
+    await this.#queue.onIdle();
     await this.#pool.close();
   }
 
@@ -158,7 +155,7 @@ export class HttpTransport {
         return JSON.parse(response.text) as unknown;
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.
-        return this.#fail(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text)}`, {
+        throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text)}`, {
           status: response.status,
           retryable: idempotent,
         });
@@ -168,9 +165,9 @@ export class HttpTransport {
     if (response.status === 429) {
       const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
       if (retryAfterMs !== undefined) this.#options.limiter.pauseFor(retryAfterMs);
-      return this.#fail(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs });
+      throw this.#error(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs });
     }
-    return this.#fail(request, `failed with ${response.status}: ${upstreamMessage}`, {
+    throw this.#error(request, `failed with ${response.status}: ${upstreamMessage}`, {
       status: response.status,
       upstreamMessage,
       retryable: response.status >= 500 && idempotent,
@@ -178,25 +175,30 @@ export class HttpTransport {
   }
 
   #networkError(request: HttpRequest, error: unknown, timedOut: boolean): UpstreamError {
-    if (timedOut) return this.#fail(request, `no complete answer within ${this.#options.timeoutMs} ms`, { retryable: request.idempotent ?? true });
+    if (timedOut) return this.#error(request, `no complete answer within ${this.#options.timeoutMs} ms`, { retryable: request.idempotent ?? true });
     const code = (error as { code?: unknown }).code;
     const text = error instanceof Error ? error.message : String(error);
     const refused = code === "ECONNREFUSED";
-    return this.#fail(request, `network error ${typeof code === "string" ? `${code}: ` : ""}${this.#scrub(text)}`, {
+    return this.#error(request, `network error ${typeof code === "string" ? `${code}: ` : ""}${this.#scrub(text)}`, {
       retryable: (request.idempotent ?? true) || refused,
     });
   }
 
-  #fail(
+  #error(
     request: HttpRequest,
     message: string,
     details: { status?: number; upstreamMessage?: string; retryable: boolean; retryAfterMs?: number | undefined },
-  ): never {
-    throw new UpstreamError(this.#scrub(message), { endpoint: request.endpoint, method: request.method, ...details });
+  ): UpstreamError {
+    return new UpstreamError(this.#scrub(message), { endpoint: request.endpoint, method: request.method, ...details });
   }
 
   #scrub(text: string): string {
     return scrubSecrets(text, [this.#options.apiKey]);
+  }
+
+  #reportRetry(request: HttpRequest, error: UpstreamError, attempt: number, delayMs: number): void {
+    this.stats.retries += 1;
+    this.#options.hooks?.onRetry?.({ endpoint: request.endpoint, method: request.method, status: error.status, error: error.message, attempt, delayMs });
   }
 
   #log(request: HttpRequest, attempt: number, started: number, status: number | undefined, error?: string): void {

@@ -9,6 +9,8 @@ export interface LocalServer {
   url: string;
   /** Every request received, in order, as "METHOD /path?query". */
   requests: string[];
+  /** TCP connections accepted so far. */
+  connections: () => number;
   close: () => Promise<void>;
 }
 
@@ -19,12 +21,17 @@ export async function startLocalServer(handler: (request: IncomingMessage, respo
     requests.push(`${request.method} ${request.url}`);
     handler(request, response, requests.length - 1);
   });
+  let connections = 0;
+  server.on("connection", () => {
+    connections += 1;
+  });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    connections: () => connections,
     close: async () => {
       server.closeAllConnections();
       server.close();
