@@ -1,0 +1,191 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { PATHS } from "../../src/upstream/endpoints.ts";
+import * as resources from "../../src/upstream/resources.ts";
+import {
+  Api,
+  bodyOf,
+  campaignWithStatus,
+  createdCampaign,
+  messageOf,
+  parseStrict,
+  schedulesOf,
+  snapshotAccount,
+  useEmulator,
+  type AccountSnapshot,
+  type Encoding,
+} from "../support/emulator.ts";
+
+/** Email sequences (#8 create, #9 get, #10 delete): spec 4.4 and contract A.1, A.5. */
+
+const emulator = useEmulator({ apiKeys: ["a"], seed: 17 });
+let api: Api;
+let seed: AccountSnapshot;
+let createdUid: string;
+
+beforeAll(async () => {
+  api = new Api(emulator().url, "a");
+  seed = await snapshotAccount(api);
+  createdUid = createdCampaign(seed).summary.uid;
+});
+
+const validSequence = () => ({ order: 2, subject: "Following up 👋", body: "Hi {{first_name}},\njust checking in.", next_message_days: 4 });
+
+function create(encoding: Encoding, sequenceData: Record<string, unknown>, campaignUid = createdUid) {
+  return api.send("POST", PATHS.emailSequence, bodyOf(encoding, { campaign_uid: campaignUid, sequence_data: sequenceData }));
+}
+
+describe.each(["json", "form", "multipart"] as const)("create in %s", (encoding) => {
+  it("answers the full sequence with computed score, verdict, suggestions, label and content type", async () => {
+    const answer = await create(encoding, validSequence());
+    expect(answer.status).toBe(200);
+    const sequence = parseStrict(resources.emailSequence, answer.json, "sequence");
+    expect(sequence).toMatchObject(validSequence());
+    expect(sequence.email_content_type).toBe("text/plain");
+    expect(answer.json).toHaveProperty("suggestions");
+    expect(await api.ok(PATHS.emailSequence, { id: sequence.id }, resources.emailSequence)).toEqual(sequence);
+  });
+
+  it("a body with HTML tags is text/html", async () => {
+    const answer = await create(encoding, { ...validSequence(), body: "<p>Hello <b>there</b></p>" });
+    expect(answer.status).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").email_content_type).toBe("text/html");
+  });
+
+  it.each(["order", "subject", "body"])("%s missing answers 400 naming it", async (field) => {
+    const data: Record<string, unknown> = validSequence();
+    delete data[field];
+    const answer = await create(encoding, data);
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain(field);
+  });
+
+  it("next_message_days defaults to 0", async () => {
+    const data: Record<string, unknown> = validSequence();
+    delete data.next_message_days;
+    const answer = await create(encoding, data);
+    expect(answer.status).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").next_message_days).toBe(0);
+  });
+
+  it.each([0, 32_767])("next_message_days %s is accepted", async (days) => {
+    const answer = await create(encoding, { ...validSequence(), next_message_days: days });
+    expect(answer.status).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").next_message_days).toBe(days);
+  });
+
+  it.each([-1, 32_768, 1.5, "soon"])("next_message_days %s answers 400 naming it", async (days) => {
+    const answer = await create(encoding, { ...validSequence(), next_message_days: days });
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("next_message_days");
+  });
+
+  it.each([-2_147_483_648, 2_147_483_647])("order %s (int32 bound) is accepted", async (order) => {
+    const answer = await create(encoding, { ...validSequence(), order });
+    expect(answer.status).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").order).toBe(order);
+  });
+
+  it.each([2_147_483_648, -2_147_483_649, 1.5, "first"])("order %s answers 400 naming order", async (order) => {
+    const answer = await create(encoding, { ...validSequence(), order });
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("order");
+  });
+
+  it("campaign_uid missing answers 400 naming it", async () => {
+    const answer = await api.send("POST", PATHS.emailSequence, bodyOf(encoding, { sequence_data: validSequence() }));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("campaign_uid");
+  });
+
+  it("sequence_data missing answers 400 naming it", async () => {
+    const answer = await api.send("POST", PATHS.emailSequence, bodyOf(encoding, { campaign_uid: createdUid }));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("sequence_data");
+  });
+
+  it("an unknown campaign answers 404", async () => {
+    const answer = await create(encoding, validSequence(), "no-such-campaign");
+    expect(answer.status).toBe(404);
+    messageOf(answer);
+  });
+});
+
+describe("create outside created", () => {
+  it.each(["creating", "scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)("a campaign in %s answers 409", async (status) => {
+    const answer = await create("json", validSequence(), campaignWithStatus(seed, status).summary.uid);
+    expect(answer.status).toBe(409);
+    expect(messageOf(answer)).toMatch(new RegExp(`${status}|created`));
+  });
+
+  it("malformed JSON answers 400", async () => {
+    const answer = await api.send("POST", PATHS.emailSequence, { kind: "raw", text: "{not json", contentType: "application/json" });
+    expect(answer.status).toBe(400);
+    messageOf(answer);
+  });
+});
+
+describe("get and delete", () => {
+  async function fresh(): Promise<number> {
+    const answer = await create("json", validSequence());
+    return parseStrict(resources.emailSequence, answer.json, "sequence").id;
+  }
+
+  it("GET by id of every sequence schedules point at parses", async () => {
+    expect(seed.sequences.length).toBeGreaterThan(0);
+    for (const sequence of seed.sequences) expect(await api.ok(PATHS.emailSequence, { id: sequence.id }, resources.emailSequence)).toEqual(sequence);
+  });
+
+  it("GET of an unknown id answers 404", async () => {
+    const answer = await api.get(PATHS.emailSequence, { id: 2_000_000_003 });
+    expect(answer.status).toBe(404);
+    messageOf(answer);
+  });
+
+  it("DELETE by query id answers 200 {message}, then the sequence is gone", async () => {
+    const id = await fresh();
+    const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id } });
+    expect(answer.status).toBe(200);
+    messageOf(answer);
+    expect((await api.get(PATHS.emailSequence, { id })).status).toBe(404);
+  });
+
+  it('DELETE with a JSON body {"id": N} answers 200, then the sequence is gone', async () => {
+    const id = await fresh();
+    const answer = await api.send("DELETE", PATHS.emailSequence, { kind: "json", value: { id } });
+    expect(answer.status).toBe(200);
+    messageOf(answer);
+    expect((await api.get(PATHS.emailSequence, { id })).status).toBe(404);
+  });
+
+  it("DELETE twice answers 404 the second time", async () => {
+    const id = await fresh();
+    expect((await api.request("DELETE", PATHS.emailSequence, { query: { id } })).status).toBe(200);
+    const again = await api.request("DELETE", PATHS.emailSequence, { query: { id } });
+    expect(again.status).toBe(404);
+    messageOf(again);
+  });
+
+  it("DELETE of an unknown id answers 404", async () => {
+    const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id: 2_000_000_005 } });
+    expect(answer.status).toBe(404);
+    messageOf(answer);
+  });
+
+  it("DELETE id=abc answers 400 naming id", async () => {
+    const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id: "abc" } });
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("id");
+  });
+
+  it.each(["scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)(
+    "DELETE of a sequence of a campaign in %s answers 409 and keeps it",
+    async (status) => {
+      const id = [...new Set(schedulesOf(campaignWithStatus(seed, status).leads).map((schedule) => schedule.email_data.id))][0];
+      if (id === undefined) throw new Error(`the ${status} campaign has no discoverable sequence`);
+      const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id } });
+      expect(answer.status).toBe(409);
+      messageOf(answer);
+      expect((await api.get(PATHS.emailSequence, { id })).status).toBe(200);
+    },
+  );
+});
