@@ -1,0 +1,384 @@
+import type { ColumnType, Generated, JSONColumnType } from "kysely";
+import type { z } from "zod";
+import type {
+  billingPeriod,
+  CampaignStatus,
+  EmailContentType,
+  ReplyClassification,
+  SchedulingStrategy,
+  SequenceLabel,
+} from "../upstream/enums.ts";
+
+/**
+ * The warehouse as Kysely sees it (contract B; docs/warehouse.md describes
+ * every column). The migrations under migrations/ are the source of truth;
+ * test/warehouse/schema.test.ts checks that these shapes match them.
+ *
+ * Both backends read bigint and numeric as JS numbers (see connect.ts), so ids,
+ * counts and rates are `number` here, and dates (`day`) as YYYY-MM-DD strings.
+ */
+
+type BillingPeriod = z.infer<typeof billingPeriod>;
+
+/** Read as Date; written as a Date or an ISO 8601 string. */
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/**
+ * jsonb columns of synced tables hold any JSON value. They are written only
+ * through upsert(), which sends whole rows as one JSON document, so they take
+ * plain values (an array stays an array, not a PostgreSQL array literal).
+ */
+export type Json = unknown;
+
+/** Bookkeeping columns that every synced table carries (contract B). */
+export interface SyncedColumns {
+  /** Upstream fields the spec does not know, merged key by key across sources. */
+  _extra: Json | null;
+  /** Last time a sync wrote the row (insert or an actual change). */
+  _synced_at: Timestamp;
+  _first_seen_at: Timestamp;
+  /** Set when the record is no longer returned upstream; cleared when it comes back. */
+  _deleted_at: Timestamp | null;
+}
+
+export interface WorkspacesTable extends SyncedColumns {
+  id: number;
+  _account: string;
+  created_on: Timestamp;
+  subscription_plan: string;
+  name: string;
+  credits_remaining: number;
+  next_renewal_date: Timestamp | null;
+  billing_period: BillingPeriod;
+  time_zone: string;
+  total_emails_sent: number;
+  total_replies_received: number;
+}
+
+export interface DomainsTable extends SyncedColumns {
+  id: number;
+  _account: string;
+  workspace_id: number;
+  domain: string;
+  status: string;
+  created_on: Timestamp;
+  deletion_started_on: Timestamp | null;
+  setup_complete: boolean;
+  naming_strategy: string;
+  custom_name: string;
+  warmup_days_remaining: number;
+  redirect_subdomains_to: string;
+  warmup_active_days: number;
+}
+
+export interface ContactListsTable extends SyncedColumns {
+  uid: string;
+  _account: string;
+  workspace_id: number;
+  name: string;
+  created_on: Timestamp;
+  status: string;
+  source: string;
+  available_columns: Json | null;
+  has_unsubscribe_column: boolean;
+  unsubscribe_column_name: string;
+}
+
+/**
+ * The listing (#1) fills uid, name, workspace_id, created_on and status; the
+ * retrieve (#2) fills the rest, which is why the rest is nullable.
+ */
+export interface CampaignsTable extends SyncedColumns {
+  uid: string;
+  _account: string;
+  name: string;
+  workspace_id: number | null;
+  created_on: Timestamp;
+  status: CampaignStatus;
+  scheduled_start_datetime: Timestamp | null;
+  bounces: number | null;
+  campaign_paused: boolean | null;
+  campaign_paused_on: Timestamp | null;
+  is_generating_schedules: boolean | null;
+  is_deleting_schedules: boolean | null;
+  archived: boolean | null;
+  is_campaign_bounce_blocked: boolean | null;
+  started_running_at: Timestamp | null;
+  completed_at: Timestamp | null;
+  cancelled_at: Timestamp | null;
+  selected_contact_lists: Json | null;
+  reply_to_address: string | null;
+  daily_email_limit: number | null;
+  skip_days: Json | null;
+  single_subject: boolean | null;
+  scheduling_strategy: SchedulingStrategy | null;
+  /** time of day, HH:MM:SS */
+  from_time: string | null;
+  to_time: string | null;
+  time_zone: string | null;
+  add_unsub_link: boolean | null;
+  unsub_link_type: string | null;
+  custom_unsub_text: string | null;
+  click_tracking_enabled: boolean | null;
+  open_tracking_enabled: boolean | null;
+  skip_dangerous_emails: boolean | null;
+  skip_disposable_emails: boolean | null;
+  skip_catchall_emails: boolean | null;
+  skip_full_inbox_emails: boolean | null;
+  skip_invalid_emails: boolean | null;
+  forward_negative_emails: boolean | null;
+  forward_netural_emails: boolean | null;
+}
+
+export interface CampaignSendingDomainsTable extends SyncedColumns {
+  campaign_uid: string;
+  domain_id: number;
+}
+
+/** A schedule's email_data gives only id, subject, body and email_content_type; #9 gives the rest. */
+export interface EmailSequencesTable extends SyncedColumns {
+  id: number;
+  campaign_uid: string;
+  subject: string | null;
+  body: string | null;
+  order: number | null;
+  next_message_days: number | null;
+  score: number | null;
+  verdict: string | null;
+  suggestions: Json | null;
+  label: SequenceLabel | null;
+  blocked_reason: string | null;
+  is_flagged_for_approval: boolean | null;
+  block_approval: boolean | null;
+  email_content_type: EmailContentType | null;
+}
+
+export interface LeadsTable extends SyncedColumns {
+  uid: string;
+  campaign_uid: string;
+  contact_id: number;
+  sender_email_address: string;
+  sender_name: string;
+}
+
+export interface ContactsTable extends SyncedColumns {
+  id: number;
+  email_id: string;
+  bounced: boolean;
+  unsubscribed: boolean;
+}
+
+export interface SchedulesTable extends SyncedColumns {
+  id: number;
+  lead_uid: string;
+  campaign_uid: string;
+  /** email_data.id */
+  email_sequence_id: number;
+  status: string;
+  schedule_datetime: Timestamp;
+  sent_on: Timestamp | null;
+  reply_received: boolean;
+  email_opened: boolean;
+  email_opened_on: Timestamp | null;
+  email_open_count: number;
+}
+
+/** The listing (#13) brings mail_from and subject; a schedule's copy brings lead_uid. */
+export interface RepliesTable extends SyncedColumns {
+  id: number;
+  campaign_uid: string;
+  schedule_id: number;
+  lead_uid: string | null;
+  body_plain_text: string;
+  body_html: string;
+  received_on: Timestamp;
+  mail_from: string | null;
+  subject: string | null;
+  reply_classification: ReplyClassification;
+}
+
+/** Natural key (schedule_id, link, clicked_on); `id` is known only from a schedule's copy. */
+export interface LinkClicksTable extends SyncedColumns {
+  link_click_key: Generated<number>;
+  id: number | null;
+  campaign_uid: string;
+  schedule_id: number;
+  link: string;
+  clicked_on: Timestamp;
+}
+
+export interface EmailOpensTable extends SyncedColumns {
+  email_open_key: Generated<number>;
+  campaign_uid: string;
+  schedule_id: number;
+  opened_on: Timestamp;
+}
+
+/** History rows are written by triggers, never by the application. */
+export interface CampaignHistoryTable {
+  campaign_uid: string;
+  valid_from: Timestamp;
+  valid_to: Timestamp | null;
+  status: CampaignStatus;
+  /** The flattened settings (name included) and `sending_domains`, as of valid_from. */
+  settings: Json;
+}
+
+export interface WorkspaceHistoryTable {
+  workspace_id: number;
+  valid_from: Timestamp;
+  valid_to: Timestamp | null;
+  credits_remaining: number;
+  total_emails_sent: number;
+  total_replies_received: number;
+  subscription_plan: string;
+  billing_period: BillingPeriod;
+  next_renewal_date: Timestamp | null;
+}
+
+export interface DomainHistoryTable {
+  domain_id: number;
+  valid_from: Timestamp;
+  valid_to: Timestamp | null;
+  status: string;
+  setup_complete: boolean;
+  warmup_days_remaining: number;
+  warmup_active_days: number;
+}
+
+export interface SyncCheckpointsTable {
+  account: string;
+  /** '' for account-level streams. */
+  campaign_uid: string;
+  stream: string;
+  cursor_offset: ColumnType<number, number | undefined, number>;
+  upstream_total: number | null;
+  fingerprint: string | null;
+  scan_started_at: Timestamp | null;
+  last_complete_scan_at: Timestamp | null;
+  last_run_id: number | null;
+  state: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  updated_at: Timestamp;
+}
+
+export type RunTrigger = "cli" | "worker" | "demo";
+export type RunOutcome = "running" | "succeeded" | "partial" | "failed" | "aborted";
+
+/** Per stream: how many records were fetched, rows written, records rejected. */
+export type RunCounts = Record<string, { fetched: number; written: number; rejected: number }>;
+
+export interface SyncRunsTable {
+  id: Generated<number>;
+  account: string;
+  /** The campaign uid when the run was limited to one campaign. */
+  scope: string | null;
+  trigger: RunTrigger;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  outcome: ColumnType<RunOutcome, RunOutcome | undefined, RunOutcome>;
+  counts: JSONColumnType<RunCounts, string | undefined, string>;
+  requests: ColumnType<number, number | undefined, number>;
+  retries: ColumnType<number, number | undefined, number>;
+  rejected: ColumnType<number, number | undefined, number>;
+  errors: JSONColumnType<unknown[], string | undefined, string>;
+}
+
+/** Written through recordRejected(), deduplicated by (account, stream, payload_sha256). */
+export interface RejectedRecordsTable {
+  id: Generated<number>;
+  run_id: number | null;
+  account: string;
+  stream: string;
+  campaign_uid: string | null;
+  reason: string;
+  payload: Json;
+  payload_sha256: string;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  times_seen: number;
+}
+
+/** Views read as numbers; rates are NULL when their denominator is 0. */
+export interface CampaignFunnelView {
+  campaign_uid: string;
+  name: string;
+  status: CampaignStatus;
+  workspace_id: number | null;
+  leads: number;
+  emails_sent: number;
+  opened: number;
+  clicked: number;
+  replied: number;
+  positive_replies: number;
+  neutral_replies: number;
+  negative_replies: number;
+  bounced: number;
+  open_rate: number | null;
+  click_rate: number | null;
+  reply_rate: number | null;
+  positive_reply_rate: number | null;
+  bounce_rate: number | null;
+}
+
+export interface EngagementDailyView {
+  campaign_uid: string;
+  /** UTC calendar day, YYYY-MM-DD. */
+  day: string;
+  sends: number;
+  opens: number;
+  clicks: number;
+  replies: number;
+}
+
+export interface SequenceStepPerformanceView {
+  campaign_uid: string;
+  email_sequence_id: number;
+  order: number | null;
+  subject: string | null;
+  emails_sent: number;
+  opened: number;
+  clicked: number;
+  replied: number;
+  positive_replies: number;
+  open_rate: number | null;
+  click_rate: number | null;
+  reply_rate: number | null;
+}
+
+/** One row per live schedule with its engagement flags; the funnel views build on it. */
+export interface ScheduleEngagementView {
+  schedule_id: number;
+  campaign_uid: string;
+  lead_uid: string;
+  email_sequence_id: number;
+  sent_on: Date | null;
+  sent: boolean;
+  opened: boolean;
+  clicked: boolean;
+  replied: boolean;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  domains: DomainsTable;
+  contact_lists: ContactListsTable;
+  campaigns: CampaignsTable;
+  campaign_sending_domains: CampaignSendingDomainsTable;
+  email_sequences: EmailSequencesTable;
+  leads: LeadsTable;
+  contacts: ContactsTable;
+  schedules: SchedulesTable;
+  replies: RepliesTable;
+  link_clicks: LinkClicksTable;
+  email_opens: EmailOpensTable;
+  campaign_history: CampaignHistoryTable;
+  workspace_history: WorkspaceHistoryTable;
+  domain_history: DomainHistoryTable;
+  sync_checkpoints: SyncCheckpointsTable;
+  sync_runs: SyncRunsTable;
+  rejected_records: RejectedRecordsTable;
+  schedule_engagement: ScheduleEngagementView;
+  campaign_funnel: CampaignFunnelView;
+  engagement_daily: EngagementDailyView;
+  sequence_step_performance: SequenceStepPerformanceView;
+}

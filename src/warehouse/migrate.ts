@@ -1,0 +1,26 @@
+import { Migrator } from "kysely";
+import { migrations } from "../../migrations/index.ts";
+import type { Warehouse } from "./connect.ts";
+
+/**
+ * Applies every pending migration, in order, in one transaction; safe to run
+ * again and from several processes at once. On PostgreSQL, Kysely holds an
+ * advisory lock on a dedicated connection for the whole run. On PGlite that
+ * lock would not exclude anyone (a single session re-enters its own advisory
+ * locks), but the dialect hands out its one connection to one holder at a
+ * time, and the migrator keeps it for the whole run, so concurrent callers queue.
+ */
+export async function migrateToLatest(warehouse: Warehouse): Promise<{ applied: string[] }> {
+  const migrator = new Migrator({
+    db: warehouse.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: warehouse.schema,
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  const failed = results.find((result) => result.status === "Error");
+  if (error !== undefined || failed !== undefined) {
+    const cause = error instanceof Error ? error.message : String(error ?? "rolled back");
+    throw new Error(`migration ${failed?.migrationName ?? "setup"} failed: ${cause}`, { cause: error });
+  }
+  return { applied: results.map((result) => result.migrationName) };
+}
