@@ -1,0 +1,73 @@
+import { TERMINAL_CAMPAIGN_STATUSES, type CampaignStatus } from "../upstream/enums.ts";
+import type { Campaign } from "../upstream/resources.ts";
+import { loadCheckpoint } from "./checkpoints.ts";
+import type { SyncContext } from "./context.ts";
+import { runStream, type StreamResult } from "./engine.ts";
+import type { StreamScope } from "./stream.ts";
+import { campaignDetail, emailOpens, emailSequences, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
+
+/**
+ * Every stream of one campaign, from its checkpoints.
+ *
+ * Leads change in place while a campaign can still send, so they are walked
+ * in full each cycle. Once the campaign is terminal they get one final full
+ * walk; after that the cost follows what changed: the event listings are read
+ * from where they stopped, and only the leads whose schedules got new events
+ * are fetched again.
+ */
+
+const isTerminal = (status: string | undefined): boolean =>
+  status !== undefined && (TERMINAL_CAMPAIGN_STATUSES as readonly string[]).includes(status);
+
+export interface CampaignSyncOutcome {
+  results: StreamResult[];
+  /** The status read in this sync, or undefined when the detail could not be read (or the campaign is gone). */
+  status: CampaignStatus | undefined;
+}
+
+export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId: number, onResult: (result: StreamResult) => void): Promise<CampaignSyncOutcome> {
+  const scope: StreamScope = { account: ctx.account, campaignUid };
+  const results: StreamResult[] = [];
+  const run = async <R>(stream: Parameters<typeof runStream<R>>[1], options: Omit<Parameters<typeof runStream>[3], "runId"> = {}) => {
+    const result = await runStream(ctx, stream, scope, { runId, ...options });
+    results.push(result as StreamResult);
+    onResult(result as StreamResult);
+    return result;
+  };
+
+  const detail = await run<Campaign>(campaignDetail);
+  const campaign = detail.records[0];
+  if (detail.error || campaign === undefined) return { results, status: undefined };
+
+  const leadsCheckpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
+  const finalScanDone =
+    isTerminal(campaign.status) &&
+    isTerminal(leadsCheckpoint.state.scannedStatus) &&
+    leadsCheckpoint.lastCompleteScanAt !== null &&
+    leadsCheckpoint.scanStartedAt === null;
+  if (!finalScanDone) await run(leads, { completedState: { scannedStatus: campaign.status } });
+
+  const newReplies = await run(replies);
+  const newClicks = await run(linkClicks);
+  const newOpens = await run(emailOpens);
+
+  if (finalScanDone) {
+    const touchedSchedules = new Set<number>([
+      ...newReplies.fresh.map((reply) => reply.schedule_id),
+      ...newClicks.fresh.map((click) => click.schedule_id),
+      ...newOpens.fresh.map((open) => open.schedule_id),
+    ]);
+    if (touchedSchedules.size > 0) {
+      const rows = await ctx.db
+        .selectFrom("schedules")
+        .select("lead_uid")
+        .distinct()
+        .where("id", "in", [...touchedSchedules])
+        .execute();
+      await run(leadsByUid(rows.map((row) => row.lead_uid)));
+    }
+  }
+
+  await run(emailSequences);
+  return { results, status: campaign.status };
+}

@@ -1,0 +1,81 @@
+import type { Kysely, Transaction } from "kysely";
+import type { Database } from "../warehouse/database.ts";
+
+/**
+ * Where a stream stands for one (account, campaign, stream). A checkpoint is
+ * written in the same transaction as the rows of the page it covers, so after
+ * a crash the warehouse and the cursor always agree.
+ */
+export interface CheckpointKey {
+  account: string;
+  /** "" for account-level streams. */
+  campaignUid: string;
+  stream: string;
+}
+
+export interface CheckpointState {
+  /** Natural keys of the last records before the cursor, newest last: the overlap a resumed walk must find again. */
+  tail?: string[];
+  /** The campaign status during the last complete walk of its leads (a terminal one means the final scan is done). */
+  scannedStatus?: string;
+}
+
+export interface Checkpoint {
+  cursorOffset: number;
+  upstreamTotal: number | null;
+  fingerprint: string | null;
+  scanStartedAt: Date | null;
+  lastCompleteScanAt: Date | null;
+  state: CheckpointState;
+}
+
+export const EMPTY_CHECKPOINT: Checkpoint = {
+  cursorOffset: 0,
+  upstreamTotal: null,
+  fingerprint: null,
+  scanStartedAt: null,
+  lastCompleteScanAt: null,
+  state: {},
+};
+
+export async function loadCheckpoint(db: Kysely<Database>, key: CheckpointKey): Promise<Checkpoint> {
+  const row = await db
+    .selectFrom("sync_checkpoints")
+    .selectAll()
+    .where("account", "=", key.account)
+    .where("campaign_uid", "=", key.campaignUid)
+    .where("stream", "=", key.stream)
+    .executeTakeFirst();
+  if (!row) return EMPTY_CHECKPOINT;
+  return {
+    cursorOffset: row.cursor_offset,
+    upstreamTotal: row.upstream_total,
+    fingerprint: row.fingerprint,
+    scanStartedAt: row.scan_started_at,
+    lastCompleteScanAt: row.last_complete_scan_at,
+    state: (row.state ?? {}) as CheckpointState,
+  };
+}
+
+export async function saveCheckpoint(
+  trx: Transaction<Database> | Kysely<Database>,
+  key: CheckpointKey,
+  checkpoint: Checkpoint,
+  runId: number,
+): Promise<void> {
+  const values = {
+    cursor_offset: checkpoint.cursorOffset,
+    upstream_total: checkpoint.upstreamTotal,
+    fingerprint: checkpoint.fingerprint,
+    scan_started_at: checkpoint.scanStartedAt,
+    last_complete_scan_at: checkpoint.lastCompleteScanAt,
+    last_run_id: runId,
+    state: JSON.stringify(checkpoint.state),
+    updated_at: new Date(),
+  };
+  await trx
+    .insertInto("sync_checkpoints")
+    .values({ account: key.account, campaign_uid: key.campaignUid, stream: key.stream, ...values })
+    .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet(values))
+    .execute();
+}
