@@ -1,0 +1,193 @@
+import { sql, type Kysely, type RawBuilder, type Transaction } from "kysely";
+import type { Database } from "./database.ts";
+import { NATURAL_KEYS, UNWRITABLE_COLUMNS, type NaturalKey, type RowInput, type SyncedTableName } from "./tables.ts";
+
+/**
+ * Writing synced rows (contract B).
+ *
+ * Each chunk of rows travels as ONE jsonb parameter and is unpacked with
+ * jsonb_populate_recordset(NULL::table, …), so PostgreSQL types every column
+ * from the table itself: no parameter limit, no per-column type list to keep in
+ * step with the migrations, and (bench/upserts.ts) faster than multi-row
+ * VALUES or unnest of typed arrays.
+ *
+ * Rows may be partial: only the columns present are inserted or updated, which
+ * is how two sources of one table merge without nulling each other's fields.
+ * An upsert that changes nothing writes nothing: the conflict update is guarded
+ * by IS DISTINCT FROM, so an unchanged replay creates no new tuple.
+ */
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Rows per statement: large enough to amortise a round trip, small enough to keep one statement's memory modest. */
+const ROWS_PER_STATEMENT = 5_000;
+
+/**
+ * Columns that one source knows and another does not send as a value:
+ * a link-click listing row (no id) must never clear the id a schedule's copy gave.
+ */
+const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks: ["id"] };
+
+export interface UpsertResult {
+  inserted: number;
+  updated: number;
+}
+
+export async function upsert<T extends SyncedTableName>(
+  db: Executor,
+  table: T,
+  rows: readonly RowInput<T>[],
+  syncedAt: Date,
+): Promise<UpsertResult> {
+  if (rows.length === 0) return { inserted: 0, updated: 0 };
+  const statement = upsertStatement(table, columnsOf(table, rows));
+  const total = { inserted: 0, updated: 0 };
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const chunk = JSON.stringify(rows.slice(start, start + ROWS_PER_STATEMENT));
+    const { rows: counts } = await statement(chunk, syncedAt).execute(db);
+    total.inserted += counts[0]?.inserted ?? 0;
+    total.updated += counts[0]?.updated ?? 0;
+  }
+  return total;
+}
+
+/** The columns every row of one call provides; a call mixing column sets is a bug in its caller. */
+function columnsOf(table: SyncedTableName, rows: readonly object[]): string[] {
+  const present = (row: object) =>
+    Object.entries(row)
+      .filter(([, value]) => value !== undefined)
+      .map(([column]) => column)
+      .sort();
+  const columns = present(rows[0] as object);
+  const signature = columns.join(",");
+  for (const row of rows) {
+    if (present(row).join(",") !== signature) {
+      throw new Error(`upsert into ${table}: every row of one call must have the same columns (${signature}), got (${present(row).join(",")})`);
+    }
+  }
+  const forbidden = columns.filter((column) => UNWRITABLE_COLUMNS.has(column));
+  if (forbidden.length > 0) throw new Error(`upsert into ${table}: ${forbidden.join(", ")} are written by the warehouse itself`);
+  const missingKey = NATURAL_KEYS[table].filter((column) => !columns.includes(column));
+  if (missingKey.length > 0) throw new Error(`upsert into ${table}: rows lack their natural key ${missingKey.join(", ")}`);
+  return columns;
+}
+
+function upsertStatement(table: SyncedTableName, columns: readonly string[]) {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const keepKnown = KEEP_KNOWN[table] ?? [];
+  const target = sql.id(table);
+  const list = (names: readonly string[], prefix?: string) =>
+    sql.join(names.map((name) => (prefix === undefined ? sql.id(name) : sql.id(prefix, name))));
+  const newValue = (column: string): RawBuilder<unknown> => {
+    if (keepKnown.includes(column)) return sql`COALESCE(excluded.${sql.id(column)}, t.${sql.id(column)})`;
+    // Unknown upstream fields from several sources accumulate instead of replacing each other.
+    if (column === "_extra") return sql`CASE WHEN excluded._extra IS NULL THEN t._extra ELSE COALESCE(t._extra, '{}'::jsonb) || excluded._extra END`;
+    return sql`excluded.${sql.id(column)}`;
+  };
+  const updated = columns.filter((column) => !key.includes(column));
+  const assignments = sql.join([
+    ...updated.map((column) => sql`${sql.id(column)} = ${newValue(column)}`),
+    sql`_synced_at = excluded._synced_at`,
+    sql`_deleted_at = NULL`,
+  ]);
+  const changed =
+    updated.length === 0
+      ? sql`t._deleted_at IS NOT NULL`
+      : sql`(${list(updated, "t")}) IS DISTINCT FROM (${sql.join(updated.map(newValue))}) OR t._deleted_at IS NOT NULL`;
+
+  // Duplicate keys in one statement would fail ("cannot affect row a second time"): keep the last occurrence.
+  return (json: string, syncedAt: Date) => sql<UpsertResult>`
+    WITH input AS (
+      SELECT DISTINCT ON (${list(key)}) ${list(columns)}
+        FROM jsonb_populate_recordset(NULL::${target}, CAST(${json} AS jsonb)) WITH ORDINALITY AS r
+       ORDER BY ${list(key)}, r.ordinality DESC
+    ),
+    written AS (
+      INSERT INTO ${target} AS t (${list(columns)}, _synced_at, _first_seen_at)
+      SELECT ${list(columns)}, CAST(${syncedAt} AS timestamptz), CAST(${syncedAt} AS timestamptz) FROM input
+      ON CONFLICT (${list(key)}) DO UPDATE SET ${assignments}
+      WHERE ${changed}
+      RETURNING (xmax = 0) AS inserted
+    )
+    SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) FILTER (WHERE NOT inserted) AS updated FROM written`;
+}
+
+/**
+ * Soft-deletes the live rows of `table` inside `scope` (column = value, e.g.
+ * `{ campaign_uid }`) whose natural key is not among `keepKeys`. Rows are
+ * never removed; an upsert of the same key later clears `_deleted_at`.
+ */
+export async function markDeleted<T extends SyncedTableName>(
+  db: Executor,
+  table: T,
+  scope: Partial<RowInput<T>>,
+  keepKeys: readonly NaturalKey<T>[],
+  deletedAt: Date,
+): Promise<number> {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const within = Object.entries(scope).map(([column, value]) => {
+    if (value === null || value === undefined) throw new Error(`markDeleted on ${table}: scope column ${column} needs a value`);
+    return sql`t.${sql.id(column)} = ${value}`;
+  });
+  const kept = sql.join(key.map((column) => sql`k.${sql.id(column)} = t.${sql.id(column)}`), sql` AND `);
+  const { rows } = await sql<{ marked: number }>`
+    WITH marked AS (
+      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
+       WHERE t._deleted_at IS NULL
+         ${sql.join(within.map((condition) => sql`AND ${condition}`), sql` `)}
+         AND NOT EXISTS (
+           SELECT 1 FROM jsonb_populate_recordset(NULL::${sql.id(table)}, CAST(${JSON.stringify(keepKeys)} AS jsonb)) AS k
+            WHERE ${kept}
+         )
+      RETURNING 1
+    )
+    SELECT count(*) AS marked FROM marked`.execute(db);
+  return rows[0]?.marked ?? 0;
+}
+
+export interface RejectedRecordInput {
+  run_id: number | null;
+  account: string;
+  stream: string;
+  campaign_uid: string | null;
+  reason: string;
+  payload: unknown;
+}
+
+/**
+ * Keeps records that failed validation, once per (account, stream, payload):
+ * the hash is taken over jsonb's normal text form, so a replayed page (even
+ * with keys in another order) bumps times_seen and last_seen_at instead of
+ * adding a row. The latest run and reason win.
+ */
+export async function recordRejected(db: Executor, rows: readonly RejectedRecordInput[], at: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const records = rows.map((row) => ({ ...row, payload: row.payload === undefined ? null : row.payload }));
+  await sql`
+    WITH input AS (
+      SELECT r.run_id, r.account, r.stream, r.campaign_uid, r.reason,
+             COALESCE(r.payload, 'null'::jsonb) AS payload,
+             r.ordinality
+        FROM jsonb_populate_recordset(NULL::rejected_records, CAST(${JSON.stringify(records)} AS jsonb)) WITH ORDINALITY AS r
+    ),
+    hashed AS (
+      SELECT input.*, encode(sha256(convert_to(payload::text, 'UTF8')), 'hex') AS payload_sha256 FROM input
+    ),
+    grouped AS (
+      SELECT DISTINCT ON (account, stream, payload_sha256)
+             run_id, account, stream, campaign_uid, reason, payload, payload_sha256,
+             count(*) OVER (PARTITION BY account, stream, payload_sha256) AS copies
+        FROM hashed
+       ORDER BY account, stream, payload_sha256, ordinality DESC
+    )
+    INSERT INTO rejected_records AS t
+      (run_id, account, stream, campaign_uid, reason, payload, payload_sha256, first_seen_at, last_seen_at, times_seen)
+    SELECT run_id, account, stream, campaign_uid, reason, payload, payload_sha256,
+           CAST(${at} AS timestamptz), CAST(${at} AS timestamptz), copies
+      FROM grouped
+    ON CONFLICT (account, stream, payload_sha256) DO UPDATE
+      SET last_seen_at = excluded.last_seen_at,
+          times_seen = t.times_seen + excluded.times_seen,
+          run_id = COALESCE(excluded.run_id, t.run_id),
+          reason = excluded.reason`.execute(db);
+}
