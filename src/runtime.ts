@@ -1,0 +1,64 @@
+import type { Config } from "./config.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import type { RunTrigger, SyncContext, SyncObserver } from "./sync/context.ts";
+import { UpstreamClient, type ClientHooks, type RequestLimiter } from "./upstream/client.ts";
+import { openWarehouse, type Warehouse } from "./warehouse/connect.ts";
+
+/**
+ * Builds what a command needs from validated configuration: the logger (with
+ * the API key scrubbed from every line), the upstream client and the
+ * warehouse, and closes them again in the right order.
+ */
+
+export interface Runtime {
+  logger: Logger;
+  warehouse: Warehouse;
+  client: UpstreamClient;
+  syncContext(options: { trigger: RunTrigger; signal?: AbortSignal; observer?: SyncObserver }): SyncContext;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  logger?: Logger;
+  limiter?: RequestLimiter;
+  hooks?: ClientHooks;
+}
+
+export function loggerFor(config: Config): Logger {
+  return createLogger({ level: config.logLevel, secrets: [config.api.key] });
+}
+
+export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = options.logger ?? loggerFor(config);
+  if (config.api.key === undefined) throw new Error("COLDSYNC_API_KEY is required");
+  const warehouse = await openWarehouse(config.warehouse);
+  const client = new UpstreamClient({
+    baseUrl: config.api.url,
+    apiKey: config.api.key,
+    requestsPerSecond: config.api.rateLimit,
+    concurrency: config.api.concurrency,
+    timeoutMs: config.api.timeoutMs,
+    maxRetries: config.api.maxRetries,
+    logger: logger.child({ component: "upstream" }),
+    ...(options.limiter ? { limiter: options.limiter } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+  return {
+    logger,
+    warehouse,
+    client,
+    syncContext: ({ trigger, signal, observer }) => ({
+      client,
+      db: warehouse.db,
+      account: config.account,
+      logger,
+      trigger,
+      ...(signal ? { signal } : {}),
+      ...(observer ? { observer } : {}),
+    }),
+    close: async () => {
+      await client.close();
+      await warehouse.destroy();
+    },
+  };
+}
