@@ -1,0 +1,165 @@
+import type { Queue } from "bullmq";
+import type { Kysely } from "kysely";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Logger } from "../logger.ts";
+import type { SyncObserver } from "../sync/context.ts";
+import type { ClientHooks } from "../upstream/hooks.ts";
+import type { Database } from "../warehouse/database.ts";
+
+/**
+ * The worker's Prometheus metrics. Counters are fed by the upstream client's
+ * hooks, the engine's observer and the workers' job events; queue depths and
+ * checkpoint lag are read from Redis and the warehouse when Prometheus
+ * scrapes, so they are never stale and cost nothing between scrapes.
+ */
+
+const JOB_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
+
+export interface CheckpointSource {
+  db: Kysely<Database>;
+  account: string;
+}
+
+export interface WorkerMetrics {
+  readonly registry: Registry;
+  readonly clientHooks: ClientHooks;
+  readonly syncObserver: SyncObserver;
+  observeJob(queue: string, status: "completed" | "failed", durationMs: number): void;
+  /** Queues whose job counts are reported on each scrape. */
+  watchQueues(queues: readonly Queue[]): void;
+  /** Where checkpoint lag is read on each scrape. */
+  watchCheckpoints(source: CheckpointSource): void;
+}
+
+export const METRIC_NAMES = {
+  upstreamRequests: "coldsync_upstream_requests_total",
+  upstreamDuration: "coldsync_upstream_request_duration_seconds",
+  upstreamRetries: "coldsync_upstream_retries_total",
+  rejectedRecords: "coldsync_rejected_records_total",
+  rowsUpserted: "coldsync_rows_upserted_total",
+  streamDuration: "coldsync_stream_duration_seconds",
+  jobDuration: "coldsync_job_duration_seconds",
+  queueJobs: "coldsync_queue_jobs",
+  checkpointLag: "coldsync_checkpoint_lag_seconds",
+} as const;
+
+export function createMetrics(logger?: Logger): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "coldsync_" });
+  let queues: readonly Queue[] = [];
+  let checkpoints: CheckpointSource | undefined;
+
+  const requests = new Counter({
+    name: METRIC_NAMES.upstreamRequests,
+    help: "Upstream HTTP responses, every attempt counted, by endpoint, method and status.",
+    labelNames: ["endpoint", "method", "status"],
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: METRIC_NAMES.upstreamDuration,
+    help: "Upstream response time per attempt.",
+    labelNames: ["endpoint", "method"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: METRIC_NAMES.upstreamRetries,
+    help: "Upstream retries scheduled, by endpoint and the status that caused them (none: no response).",
+    labelNames: ["endpoint", "method", "status"],
+    registers: [registry],
+  });
+  const rejected = new Counter({
+    name: METRIC_NAMES.rejectedRecords,
+    help: "Upstream records that failed validation and went to rejected_records.",
+    labelNames: ["stream"],
+    registers: [registry],
+  });
+  const rows = new Counter({
+    name: METRIC_NAMES.rowsUpserted,
+    help: "Warehouse rows inserted or changed by the sync, by table.",
+    labelNames: ["table"],
+    registers: [registry],
+  });
+  const streamDuration = new Histogram({
+    name: METRIC_NAMES.streamDuration,
+    help: "Time to walk one stream of one scope.",
+    labelNames: ["stream", "ok"],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900],
+    registers: [registry],
+  });
+  const jobDuration = new Histogram({
+    name: METRIC_NAMES.jobDuration,
+    help: "Time a job spent in its processor, by queue and how it ended.",
+    labelNames: ["queue", "status"],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.queueJobs,
+    help: "Jobs per queue and state, read from Redis on scrape.",
+    labelNames: ["queue", "state"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        for (const queue of queues) {
+          const counts = await queue.getJobCounts(...JOB_STATES);
+          for (const state of JOB_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+        }
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read queue depths for /metrics");
+      }
+    },
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.checkpointLag,
+    help: "Seconds since the stalest stream of each campaign last finished a complete scan.",
+    labelNames: ["campaign_uid"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!checkpoints) return;
+      try {
+        const stalest = await checkpoints.db
+          .selectFrom("sync_checkpoints")
+          .select(["campaign_uid", (eb) => eb.fn.min("last_complete_scan_at").as("scanned_at")])
+          .where("account", "=", checkpoints.account)
+          .where("campaign_uid", "<>", "")
+          .where("last_complete_scan_at", "is not", null)
+          .groupBy("campaign_uid")
+          .execute();
+        const now = Date.now();
+        for (const { campaign_uid, scanned_at } of stalest) {
+          if (scanned_at !== null) this.set({ campaign_uid }, (now - new Date(scanned_at).getTime()) / 1000);
+        }
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read checkpoint lag for /metrics");
+      }
+    },
+  });
+
+  return {
+    registry,
+    clientHooks: {
+      onResponse: ({ endpoint, method, status, durationMs }) => {
+        requests.inc({ endpoint, method, status: String(status) });
+        requestDuration.observe({ endpoint, method }, durationMs / 1000);
+      },
+      onRetry: ({ endpoint, method, status }) => retries.inc({ endpoint, method, status: status === undefined ? "none" : String(status) }),
+      onRejected: (record) => rejected.inc({ stream: record.stream }),
+    },
+    syncObserver: {
+      onRowsWritten: (table, count) => rows.inc({ table }, count),
+      onStreamFinished: ({ stream, durationMs, ok }) => streamDuration.observe({ stream, ok: String(ok) }, durationMs / 1000),
+    },
+    observeJob: (queue, status, durationMs) => jobDuration.observe({ queue, status }, durationMs / 1000),
+    watchQueues: (watched) => {
+      queues = watched;
+    },
+    watchCheckpoints: (source) => {
+      checkpoints = source;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { UnrecoverableError, WaitingError, Worker, type Job, type Queue } from "bullmq";
+import type { RunSummary } from "../sync/runs.ts";
+import { UpstreamError } from "../upstream/errors.ts";
+
+/**
+ * How a finished run, or an error thrown by one, decides what BullMQ does
+ * with its job:
+ * - done: the job completes;
+ * - interrupted (shutdown, lost lease): the job goes back to waiting, without
+ *   spending an attempt, and the next worker resumes from the checkpoints;
+ * - rate-limited (a 429 the client's retries could not ride out): the whole
+ *   queue pauses for Retry-After and the job waits, without spending an attempt;
+ * - unrecoverable (401 bad key, 404 gone, or only errors a retry would repeat):
+ *   the job fails now, with the reason;
+ * - retry: the job fails this attempt and BullMQ retries it with backoff.
+ */
+
+export type Verdict =
+  | { kind: "done" }
+  | { kind: "interrupted"; reason: string }
+  | { kind: "rate-limited"; ms: number; reason: string }
+  | { kind: "unrecoverable"; reason: string }
+  | { kind: "retry"; reason: string };
+
+/** What the queue reads from the engine's RunSummary. */
+export type RunResult = Pick<RunSummary, "runId" | "outcome" | "failures">;
+type RunFailure = RunSummary["failures"][number];
+
+/** Retry-After when a 429 did not say. */
+const DEFAULT_RATE_LIMIT_MS = 1_000;
+const MAX_REASON_LENGTH = 2_000;
+
+export function verdictOfRun(result: RunResult): Verdict {
+  if (result.outcome === "succeeded") return { kind: "done" };
+  if (result.outcome === "aborted") return { kind: "interrupted", reason: `run ${result.runId} was aborted` };
+  return verdictOfErrors(
+    result.failures.map((failure) => failure.error),
+    result.failures.map(describeFailure).join("; "),
+  );
+}
+
+export function verdictOfError(error: unknown, signal: AbortSignal): Verdict {
+  if (signal.aborted || (error instanceof Error && error.name === "AbortError")) {
+    return { kind: "interrupted", reason: error instanceof Error ? error.message : String(error) };
+  }
+  const asError = error instanceof Error ? error : new Error(String(error));
+  return verdictOfErrors([asError], asError.message);
+}
+
+function verdictOfErrors(errors: Error[], description: string): Verdict {
+  const reason = description.slice(0, MAX_REASON_LENGTH) || "the run failed without naming an error";
+  const upstream = errors.filter((error): error is UpstreamError => error instanceof UpstreamError);
+  if (upstream.some((error) => error.status === 401)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
+  if (upstream.some((error) => error.status === 404)) return { kind: "unrecoverable", reason: `not found upstream (404): ${reason}` };
+  const throttled = upstream.filter((error) => error.status === 429);
+  if (throttled.length > 0) {
+    const ms = Math.max(...throttled.map((error) => error.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS));
+    return { kind: "rate-limited", ms, reason };
+  }
+  // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt.
+  const worthRetrying = errors.some((error) => !(error instanceof UpstreamError) || error.retryable);
+  return worthRetrying ? { kind: "retry", reason } : { kind: "unrecoverable", reason };
+}
+
+function describeFailure(failure: RunFailure): string {
+  const where = failure.campaignUid === null ? failure.stream : `${failure.stream} of campaign ${failure.campaignUid}`;
+  return `${where}: ${failure.error.message}`;
+}
+
+/** Carries out a verdict inside a processor: returns for done, otherwise throws what BullMQ understands. */
+export async function settle(verdict: Verdict, job: Job, token: string | undefined, queue: Queue): Promise<void> {
+  switch (verdict.kind) {
+    case "done":
+      return;
+    case "interrupted":
+      await job.moveToWait(token);
+      throw new WaitingError(verdict.reason);
+    case "rate-limited":
+      await queue.rateLimit(verdict.ms);
+      throw Worker.RateLimitError();
+    case "unrecoverable":
+      throw new UnrecoverableError(verdict.reason);
+    case "retry":
+      throw new Error(verdict.reason);
+  }
+}

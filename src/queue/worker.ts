@@ -1,0 +1,135 @@
+import { Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Kysely } from "kysely";
+import type { Config } from "../config.ts";
+import type { WorkerMetrics } from "../http/metrics.ts";
+import type { Logger } from "../logger.ts";
+import type { Database } from "../warehouse/database.ts";
+import { closeRedis, connectRedis } from "./connection.ts";
+import { campaignSyncProcessor, discoveryProcessor, type SyncFunctions } from "./processors.ts";
+import { DEFAULT_RETRY, openQueues, QUEUE_NAMES, type Queues, type RetrySettings } from "./queues.ts";
+import { RunLeases } from "./run-lease.ts";
+import { upsertDiscoveryScheduler } from "./schedulers.ts";
+
+/**
+ * One worker process: the discovery scheduler, a discovery Worker and a
+ * campaign-sync Worker with `concurrency` slots. Any number of these run side
+ * by side against one Redis; a process that dies mid-job loses its lock, and
+ * another picks the job up as stalled and resumes from the checkpoints.
+ */
+
+export interface WorkerTuning {
+  /** How long a job's lock lasts without renewal; a dead worker's job is stalled after at most lockDuration + stalledInterval. */
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Stalls after which a job is failed instead of retried (a job that kills its worker every time). */
+  maxStalledCount: number;
+  retry: RetrySettings;
+  /** How long a run lease outlives a worker that died holding it. */
+  leaseTtlMs: number;
+  /** How long a campaign-sync job steps aside while its campaign's lease is held elsewhere. */
+  busyDelayMs: number;
+}
+
+export const DEFAULT_TUNING: WorkerTuning = {
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 30_000,
+  maxStalledCount: 2,
+  retry: DEFAULT_RETRY,
+  leaseTtlMs: 30_000,
+  busyDelayMs: 15_000,
+};
+
+export interface WorkerServiceOptions {
+  config: Pick<Config, "account" | "redis" | "worker">;
+  db: Kysely<Database>;
+  sync: SyncFunctions;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+  tuning?: Partial<WorkerTuning>;
+}
+
+export interface WorkerService {
+  queues: Queues;
+  /** A fail-fast connection (no endless retries), for health checks. */
+  redis: Redis;
+  /** Stops taking jobs, aborts the runs in flight (each stops after its current page commits), waits for them, closes Redis. */
+  close(): Promise<void>;
+}
+
+export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
+  const { config, logger, metrics } = options;
+  const tuning = { ...DEFAULT_TUNING, ...options.tuning };
+  const prefix = config.redis.prefix;
+  const redis = connectRedis(config.redis.url, "client");
+  const blocking = connectRedis(config.redis.url, "worker");
+  const queues = openQueues(redis, { prefix, retry: tuning.retry });
+  const leases = new RunLeases(redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
+  const shutdown = new AbortController();
+  const base = { account: config.account, leases, shutdown: shutdown.signal };
+  const workerOptions = {
+    connection: blocking,
+    prefix,
+    lockDuration: tuning.lockDurationMs,
+    stalledInterval: tuning.stalledIntervalMs,
+    maxStalledCount: tuning.maxStalledCount,
+  };
+
+  await upsertDiscoveryScheduler(queues.discovery, config.account, config.worker.discoverEveryMs);
+
+  const workers: Worker[] = [
+    new Worker(
+      QUEUE_NAMES.discovery,
+      discoveryProcessor({
+        ...base,
+        discover: options.sync.discover,
+        db: options.db,
+        cadence: config.worker,
+        discoveryQueue: queues.discovery,
+        campaignSyncQueue: queues.campaignSync,
+      }),
+      { ...workerOptions, concurrency: 1 },
+    ),
+    new Worker(
+      QUEUE_NAMES.campaignSync,
+      campaignSyncProcessor({ ...base, syncCampaign: options.sync.syncCampaign, campaignSyncQueue: queues.campaignSync, busyDelayMs: tuning.busyDelayMs }),
+      { ...workerOptions, concurrency: config.worker.concurrency },
+    ),
+  ];
+  for (const worker of workers) observe(worker, logger, metrics);
+  metrics?.watchQueues(queues.all());
+  metrics?.watchCheckpoints({ db: options.db, account: config.account });
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  logger.info({ account: config.account, concurrency: config.worker.concurrency, prefix }, "worker started");
+
+  let closing: Promise<void> | undefined;
+  return {
+    queues,
+    redis,
+    close: () => {
+      closing ??= (async () => {
+        const stopped = Promise.all(workers.map((worker) => worker.close()));
+        shutdown.abort(new Error("the worker is shutting down"));
+        await stopped;
+        await queues.close();
+        await Promise.all([closeRedis(redis), closeRedis(blocking)]);
+        logger.info("worker stopped");
+      })();
+      return closing;
+    },
+  };
+}
+
+function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefined): void {
+  const elapsedMs = (job: Job): number => Date.now() - (job.processedOn ?? Date.now());
+  worker.on("completed", (job) => {
+    metrics?.observeJob(worker.name, "completed", elapsedMs(job));
+    logger.info({ queue: worker.name, jobId: job.id, data: job.data, result: job.returnvalue }, "job completed");
+  });
+  worker.on("failed", (job, error) => {
+    if (job) metrics?.observeJob(worker.name, "failed", elapsedMs(job));
+    logger.warn({ queue: worker.name, jobId: job?.id, data: job?.data, attemptsMade: job?.attemptsMade, reason: error.message }, "job failed");
+  });
+  worker.on("stalled", (jobId) => logger.warn({ queue: worker.name, jobId }, "job stalled; it goes back to the queue"));
+  worker.on("error", (error) => logger.error({ queue: worker.name, err: error }, "worker error"));
+}
