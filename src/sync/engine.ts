@@ -40,6 +40,9 @@ export interface StreamOptions {
   fromStart?: boolean;
 }
 
+/** A walk that ends with fewer rows than the upstream's total starts over, this many walks at most. */
+const MAX_PASSES = 4;
+
 export class SyncAbortedError extends Error {
   constructor() {
     super("the sync was asked to stop");
@@ -157,8 +160,9 @@ async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scope: Stre
       step = await pages.next();
     }
     const walkResult = step.value;
-    if (pass === 1 && !(await looksComplete(ctx, stream, scope, walkResult.total))) {
-      ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid }, "warehouse has fewer rows than the upstream total; walking again from the start");
+    if (!(await looksComplete(ctx, stream, scope, walkResult.total))) {
+      if (pass >= MAX_PASSES) throw new Error(`after ${pass} walks the warehouse still has fewer ${stream.name} than the upstream total ${walkResult.total}`);
+      ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, pass }, "fewer rows than the upstream total; walking again from the start");
       start = { offset: 0, tail: [] };
       continue;
     }

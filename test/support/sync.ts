@@ -1,0 +1,46 @@
+import type { EmulatorOptionsInput } from "../../src/emulator/options.ts";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
+import { createLogger } from "../../src/logger.ts";
+import type { SyncContext } from "../../src/sync/context.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
+import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
+import { migrateToLatest } from "../../src/warehouse/migrate.ts";
+
+/** An emulator, a migrated warehouse schema of its own and a sync context between them. */
+export interface SyncFixture {
+  emulator: RunningEmulator;
+  warehouse: Warehouse;
+  client: UpstreamClient;
+  context(overrides?: Partial<SyncContext>): SyncContext;
+  close(): Promise<void>;
+}
+
+export const TEST_KEY = "sync-test-key";
+
+export async function openSyncFixture(databaseUrl: string, schema: string, emulatorOptions: EmulatorOptionsInput = {}): Promise<SyncFixture> {
+  const emulator = await startEmulator({ seed: 5, scale: "small", apiKeys: [TEST_KEY], slowMs: 30, ...emulatorOptions });
+  const warehouse = await openWarehouse({ databaseUrl, dataDir: ".coldsync", schema });
+  await migrateToLatest(warehouse);
+  const client = new UpstreamClient({
+    baseUrl: emulator.url,
+    apiKey: TEST_KEY,
+    requestsPerSecond: 2_000,
+    concurrency: 8,
+    timeoutMs: 2_000,
+    maxRetries: 12,
+    retryBaseMs: 2,
+    retryCapMs: 40,
+  });
+  const logger = createLogger({ level: "silent" });
+  return {
+    emulator,
+    warehouse,
+    client,
+    context: (overrides = {}) => ({ client, db: warehouse.db, account: "acme", logger, trigger: "cli", ...overrides }),
+    close: async () => {
+      await client.close();
+      await warehouse.destroy();
+      await emulator.close();
+    },
+  };
+}

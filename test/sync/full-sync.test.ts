@@ -1,0 +1,119 @@
+import { sql } from "kysely";
+import { afterEach, describe, expect, it } from "vitest";
+import { runFullSync } from "../../src/sync/runs.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
+import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
+
+const databaseUrl = useTestDatabase("sync");
+
+let fixture: SyncFixture | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+describe.each(["asc", "desc", "shuffle"] as const)("a full sync under hostile faults, order %s", (order) => {
+  it("lands exactly the emulator's records, once each", async () => {
+    fixture = await openSyncFixture(databaseUrl(), `full_${order}`, { order, faults: "hostile" });
+    const summary = await runFullSync(fixture.context());
+
+    expect(summary.failures.map((failure) => `${failure.stream}: ${failure.error.message}`)).toEqual([]);
+    expect(summary.outcome).toBe("succeeded");
+    expect(summary.retries).toBeGreaterThan(0);
+    const truth = fixture.emulator.truth(TEST_KEY);
+    expect(diffWithTruth(truth, await warehouseKeys(fixture.warehouse.db))).toEqual({});
+  });
+});
+
+describe("a second run with nothing new upstream", () => {
+  it("makes only the minimum requests and rewrites no row", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "second_run");
+    const first = await runFullSync(fixture.context());
+    expect(first.outcome).toBe("succeeded");
+
+    const db = fixture.warehouse.db;
+    const campaigns = await db
+      .selectFrom("campaigns")
+      .leftJoin("leads", "leads.campaign_uid", "campaigns.uid")
+      .select(["campaigns.uid", "campaigns.status", sql<number>`count(leads.uid)::int`.as("leads")])
+      .groupBy(["campaigns.uid", "campaigns.status"])
+      .execute();
+    // README, "Requests per run": discovery is 1 + one page per 100 domains, contact lists and campaigns;
+    // each campaign costs its detail, one request per event listing (replies, clicks, opens),
+    // plus one page per 100 leads unless it is terminal and already had its final scan.
+    const [domains, contactLists] = await Promise.all(
+      (["domains", "contact_lists"] as const).map(async (table) => Number((await db.selectFrom(table).select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n)),
+    );
+    const pages = (rows: number) => Math.max(1, Math.ceil(rows / 100));
+    const terminal = new Set(["complete", "cancelled", "failed"]);
+    const expected =
+      1 +
+      pages(domains ?? 0) +
+      pages(contactLists ?? 0) +
+      pages(campaigns.length) +
+      campaigns.reduce((sum, campaign) => sum + 1 + 3 + (terminal.has(campaign.status) ? 0 : pages(campaign.leads)), 0);
+
+    const secondStartedAt = new Date();
+    const second = await runFullSync(fixture.context());
+    expect(second.outcome).toBe("succeeded");
+    expect(second.requests).toBe(expected);
+    expect(Object.values(second.streams).reduce((sum, totals) => sum + totals.written, 0)).toBe(0);
+    for (const table of ["workspaces", "domains", "contact_lists", "campaigns", "campaign_sending_domains", "email_sequences", "leads", "contacts", "schedules", "replies", "link_clicks", "email_opens"]) {
+      const touched = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where _synced_at >= ${secondStartedAt} or _deleted_at >= ${secondStartedAt}`.execute(db);
+      expect({ table, touched: touched.rows[0]?.n }).toEqual({ table, touched: 0 });
+    }
+  });
+});
+
+describe("simulated time between two runs", () => {
+  it("picks up exactly the new and changed records and keeps the history", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "advance");
+    await runFullSync(fixture.context());
+    const db = fixture.warehouse.db;
+    const statusesBefore = new Map((await db.selectFrom("campaigns").select(["uid", "status"]).execute()).map((row) => [row.uid, row.status]));
+    const historyBefore = Number((await db.selectFrom("campaign_history").select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n);
+
+    const report = fixture.emulator.advance(3 * 24 * 3600);
+    expect(Object.values(report.created).some((count) => (count ?? 0) > 0)).toBe(true);
+    const summary = await runFullSync(fixture.context());
+
+    expect(summary.outcome).toBe("succeeded");
+    expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(db))).toEqual({});
+    const statusesAfter = await db.selectFrom("campaigns").select(["uid", "status"]).execute();
+    const changed = statusesAfter.filter((row) => statusesBefore.get(row.uid) !== row.status);
+    const historyAfter = Number((await db.selectFrom("campaign_history").select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n);
+    expect(historyAfter - historyBefore).toBeGreaterThanOrEqual(changed.length);
+    for (const campaign of changed) {
+      const rows = await db.selectFrom("campaign_history").select(["status", "valid_to"]).where("campaign_uid", "=", campaign.uid).orderBy("valid_from").execute();
+      expect(rows.at(-1)).toMatchObject({ status: campaign.status, valid_to: null });
+      expect(rows.some((row) => row.status === statusesBefore.get(campaign.uid))).toBe(true);
+    }
+  });
+});
+
+describe("an interrupted run", () => {
+  it("is resumed by the next run without losing or duplicating anything", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "interrupted", { faults: "mild" });
+    const controller = new AbortController();
+    let rowsWritten = 0;
+    const aborted = await runFullSync(
+      fixture.context({
+        signal: controller.signal,
+        observer: {
+          onRowsWritten: (table, rows) => {
+            rowsWritten += rows;
+            if (table === "schedules" && rowsWritten > 400) controller.abort();
+          },
+        },
+      }),
+    );
+    expect(aborted.outcome).toBe("aborted");
+    const interrupted = await fixture.warehouse.db.selectFrom("sync_checkpoints").select("stream").where("scan_started_at", "is not", null).execute();
+    expect(interrupted.length).toBeGreaterThan(0);
+
+    const resumed = await runFullSync(fixture.context());
+    expect(resumed.outcome).toBe("succeeded");
+    expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(fixture.warehouse.db))).toEqual({});
+  });
+});
