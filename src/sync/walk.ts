@@ -8,9 +8,11 @@ import type { Page } from "../upstream/client.ts";
  * rest forward, so at worst a record is read twice, which idempotent upserts
  * absorb. Records removed before the cursor pull the rest backward, and then a
  * plain offset would skip some. So whenever the ground may have moved (a
- * resumed walk, or a `total` that changed between two pages) the next request
- * starts `overlap` records early and must find one of the last keys it read
- * (the tail) again; if none is there, the walk starts over from offset 0.
+ * resumed walk, or a `total` that changed since the previous page) the page is
+ * asked again starting `overlap` records early, and must hold one of the last
+ * keys read before it (the tail); if none is there, the walk starts over from
+ * offset 0. Records inserted before the cursor are not this walk's to find:
+ * the engine compares the warehouse with the final total and walks again.
  *
  * The next page is requested before the current one is handed out, so writing
  * one page overlaps fetching the next.
@@ -103,13 +105,18 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       }
       fresh = page.records.slice(anchorAt + 1);
     }
+    const moved = previousTotal !== undefined && page.total !== previousTotal;
+    previousTotal = page.total;
+    if (moved && !request.anchored && tail.length > 0) {
+      // The listing changed since the last page, so this page may start past records it should hold: ask again with overlap.
+      inFlight = send(anchoredRequest(request.offset));
+      continue;
+    }
     const received = page.records.length + page.rejected.length;
     const nextOffset = request.offset + received;
     tail = [...tail, ...keys].slice(-overlap);
-    const moved = previousTotal !== undefined && page.total !== previousTotal;
-    previousTotal = page.total;
     const finished = received === 0 || nextOffset >= page.total;
-    if (!finished) inFlight = send(moved ? anchoredRequest(nextOffset) : { offset: nextOffset, anchored: false });
+    if (!finished) inFlight = send({ offset: nextOffset, anchored: false });
     yield { page, nextOffset, tail, fresh, restarts };
     if (finished) return { total: page.total, fromStart, restarts };
   }

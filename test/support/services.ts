@@ -11,6 +11,13 @@ interface Started {
 const MISSING_SERVICES =
   "tests need PostgreSQL and Redis: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) and REDIS_URL (e.g. redis://127.0.0.1:6379), or make Docker available for testcontainers";
 
+export class MissingServicesError extends Error {
+  constructor() {
+    super(MISSING_SERVICES);
+    this.name = "MissingServicesError";
+  }
+}
+
 async function dockerAvailable(): Promise<boolean> {
   try {
     const { getContainerRuntimeClient } = await import("testcontainers");
@@ -30,7 +37,7 @@ export async function startServices(env: NodeJS.ProcessEnv): Promise<Started> {
   let databaseUrl = env.DATABASE_URL;
   let redisUrl = env.REDIS_URL;
   const stops: (() => Promise<unknown>)[] = [];
-  if ((!databaseUrl || !redisUrl) && !(await dockerAvailable())) throw new Error(MISSING_SERVICES);
+  if ((!databaseUrl || !redisUrl) && !(await dockerAvailable())) throw new MissingServicesError();
   if (!databaseUrl) {
     const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
     const container = await new PostgreSqlContainer("postgres:16-alpine").withUsername("postgres").withPassword("postgres").start();
