@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { verdictOfError, verdictOfRun, type RunResult } from "../../src/queue/verdict.ts";
+import { UpstreamError } from "../../src/upstream/errors.ts";
+
+function upstream(status: number | undefined, retryable: boolean, retryAfterMs?: number): UpstreamError {
+  return new UpstreamError(`answered ${status ?? "nothing"}`, { endpoint: "/api/v1/leads/", method: "GET", status, retryable, retryAfterMs });
+}
+
+function run(outcome: RunResult["outcome"], ...errors: Error[]): RunResult {
+  return { runId: 7, outcome, failures: errors.map((error) => ({ campaignUid: "c-1", stream: "leads", error })) };
+}
+
+const live = new AbortController().signal;
+
+describe("verdictOfRun", () => {
+  it("completes a succeeded run and requeues an aborted one", () => {
+    expect(verdictOfRun(run("succeeded")).kind).toBe("done");
+    expect(verdictOfRun(run("aborted")).kind).toBe("interrupted");
+  });
+
+  it("fails at once on 401 and 404, naming the stream and the campaign", () => {
+    const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)));
+    expect(unauthorized).toMatchObject({ kind: "unrecoverable" });
+    expect(unauthorized.kind === "unrecoverable" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
+    expect(verdictOfRun(run("partial", upstream(404, false))).kind).toBe("unrecoverable");
+  });
+
+  it("pauses the queue for the longest Retry-After when a 429 outlived the client's retries", () => {
+    expect(verdictOfRun(run("partial", upstream(429, true, 2_000), upstream(429, true, 5_000)))).toMatchObject({ kind: "rate-limited", ms: 5_000 });
+    expect(verdictOfRun(run("partial", upstream(429, true)))).toMatchObject({ kind: "rate-limited", ms: 1_000 });
+  });
+
+  it("retries when any failure is worth another attempt, and gives up when none is", () => {
+    expect(verdictOfRun(run("partial", upstream(400, false), upstream(503, true))).kind).toBe("retry");
+    expect(verdictOfRun(run("failed", new Error("connection terminated"))).kind).toBe("retry");
+    expect(verdictOfRun(run("partial", upstream(400, false))).kind).toBe("unrecoverable");
+  });
+});
+
+describe("verdictOfError", () => {
+  it("treats a thrown error like a one-failure run", () => {
+    expect(verdictOfError(upstream(401, false), live).kind).toBe("unrecoverable");
+    expect(verdictOfError(upstream(502, true), live).kind).toBe("retry");
+  });
+
+  it("requeues whatever was thrown once the signal aborted", () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(verdictOfError(new Error("socket closed"), controller.signal).kind).toBe("interrupted");
+  });
+});
