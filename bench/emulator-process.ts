@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The emulator in a process of its own, so that its memory never counts in
+ * the figures of the process being measured.
+ */
+
+const BIN = fileURLToPath(new URL("../bin/coldsync.js", import.meta.url));
+
+export interface EmulatorProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function spawnEmulator(args: { scale: "small" | "medium" | "large"; seed: number; apiKey: string }): Promise<EmulatorProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [BIN, "emulator", "--port", "0", "--scale", args.scale, "--seed", String(args.seed), "--api-keys", args.apiKey],
+    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, COLDSYNC_LOG_LEVEL: "warn" } },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /(http:\/\/[\w.[\]:-]+:\d+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`the emulator exited (${code}) before printing its address:\n${output}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}
