@@ -75,7 +75,7 @@ describe("simulated time between two runs", () => {
     const historyBefore = Number((await db.selectFrom("campaign_history").select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n);
 
     const report = fixture.emulator.advance(3 * 24 * 3600);
-    expect(Object.values(report.created).some((count) => (count ?? 0) > 0)).toBe(true);
+    expect(Object.values(report.created).some((count) => Number(count ?? 0) > 0)).toBe(true);
     const summary = await runFullSync(fixture.context());
 
     expect(summary.outcome).toBe("succeeded");
