@@ -5,11 +5,11 @@ import { NATURAL_KEYS, UNWRITABLE_COLUMNS, type NaturalKey, type RowInput, type 
 /**
  * Writing synced rows (contract B).
  *
- * Each chunk of rows travels as ONE jsonb parameter and is unpacked with
- * jsonb_populate_recordset(NULL::table, …), so PostgreSQL types every column
- * from the table itself: no parameter limit, no per-column type list to keep in
- * step with the migrations, and (bench/upserts.ts) faster than multi-row
- * VALUES or unnest of typed arrays.
+ * Each chunk of rows travels as one typed array per column and is unpacked
+ * with unnest(): one parameter per column whatever the chunk size, so no
+ * parameter limit, and (bench/upserts.ts) about a quarter faster than the same
+ * statement fed by jsonb_populate_recordset and well ahead of multi-row VALUES.
+ * The array types are read from the catalog once per table.
  *
  * Rows may be partial: only the columns present are inserted or updated, which
  * is how two sources of one table merge without nulling each other's fields.
@@ -40,11 +40,14 @@ export async function upsert<T extends SyncedTableName>(
   syncedAt: Date,
 ): Promise<UpsertResult> {
   if (rows.length === 0) return { inserted: 0, updated: 0 };
-  const statement = upsertStatement(table, columnsOf(table, rows));
+  const columns = columnsOf(table, rows);
+  const types = await columnTypes(db, table);
+  const statement = upsertStatement(table, columns, types);
   const total = { inserted: 0, updated: 0 };
   for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-    const chunk = JSON.stringify(rows.slice(start, start + ROWS_PER_STATEMENT));
-    const { rows: counts } = await statement(chunk, syncedAt).execute(db);
+    const chunk = rows.slice(start, start + ROWS_PER_STATEMENT) as readonly Record<string, unknown>[];
+    const arrays = columns.map((column) => columnArray(chunk, column, types));
+    const { rows: counts } = await statement(arrays, syncedAt).execute(db);
     total.inserted += counts[0]?.inserted ?? 0;
     total.updated += counts[0]?.updated ?? 0;
   }
@@ -72,7 +75,43 @@ function columnsOf(table: SyncedTableName, rows: readonly object[]): string[] {
   return columns;
 }
 
-function upsertStatement(table: SyncedTableName, columns: readonly string[]) {
+type ColumnTypes = ReadonlyMap<string, string>;
+
+/**
+ * SQL types of a table's columns, as the migrations made them. Every warehouse
+ * a process opens runs the same migrations, so one lookup per table serves all.
+ */
+const columnTypeCache = new Map<string, ColumnTypes>();
+
+async function columnTypes(db: Executor, table: SyncedTableName): Promise<ColumnTypes> {
+  const cached = columnTypeCache.get(table);
+  if (cached !== undefined) return cached;
+  const { rows } = await sql<{ name: string; type: string }>`
+    SELECT attname AS name, format_type(atttypid, atttypmod) AS type
+      FROM pg_attribute
+     WHERE attrelid = CAST(${table} AS regclass) AND attnum > 0 AND NOT attisdropped`.execute(db);
+  const types = new Map(rows.map((row) => [row.name, row.type]));
+  columnTypeCache.set(table, types);
+  return types;
+}
+
+function typeOf(types: ColumnTypes, table: SyncedTableName, column: string): string {
+  const type = types.get(column);
+  if (type === undefined) throw new Error(`${table} has no column ${column}`);
+  return type;
+}
+
+/** One column of a chunk as an array parameter; jsonb values go as JSON text so that arrays stay JSON arrays. */
+function columnArray(rows: readonly Record<string, unknown>[], column: string, types: ColumnTypes): unknown[] {
+  if (types.get(column) !== "jsonb") return rows.map((row) => row[column]);
+  return rows.map((row) => (row[column] === null || row[column] === undefined ? null : JSON.stringify(row[column])));
+}
+
+function typedArrays(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, arrays: readonly unknown[][]) {
+  return sql.join(columns.map((column, index) => sql`CAST(${arrays[index]} AS ${sql.raw(typeOf(types, table, column))}[])`));
+}
+
+function upsertStatement(table: SyncedTableName, columns: readonly string[], types: ColumnTypes) {
   const key: readonly string[] = NATURAL_KEYS[table];
   const keepKnown = KEEP_KNOWN[table] ?? [];
   const target = sql.id(table);
@@ -96,11 +135,11 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[]) {
       : sql`(${list(updated, "t")}) IS DISTINCT FROM (${sql.join(updated.map(newValue))}) OR t._deleted_at IS NOT NULL`;
 
   // Duplicate keys in one statement would fail ("cannot affect row a second time"): keep the last occurrence.
-  return (json: string, syncedAt: Date) => sql<UpsertResult>`
+  return (arrays: readonly unknown[][], syncedAt: Date) => sql<UpsertResult>`
     WITH input AS (
       SELECT DISTINCT ON (${list(key)}) ${list(columns)}
-        FROM jsonb_populate_recordset(NULL::${target}, CAST(${json} AS jsonb)) WITH ORDINALITY AS r
-       ORDER BY ${list(key)}, r.ordinality DESC
+        FROM unnest(${typedArrays(table, columns, types, arrays)}) WITH ORDINALITY AS r(${list(columns)}, position)
+       ORDER BY ${list(key)}, r.position DESC
     ),
     written AS (
       INSERT INTO ${target} AS t (${list(columns)}, _synced_at, _first_seen_at)
@@ -125,18 +164,21 @@ export async function markDeleted<T extends SyncedTableName>(
   deletedAt: Date,
 ): Promise<number> {
   const key: readonly string[] = NATURAL_KEYS[table];
+  const types = await columnTypes(db, table);
   const within = Object.entries(scope).map(([column, value]) => {
     if (value === null || value === undefined) throw new Error(`markDeleted on ${table}: scope column ${column} needs a value`);
-    return sql`t.${sql.id(column)} = ${value}`;
+    return sql`AND t.${sql.id(column)} = ${value}`;
   });
+  const keys = keepKeys as readonly Record<string, unknown>[];
+  const arrays = key.map((column) => columnArray(keys, column, types));
   const kept = sql.join(key.map((column) => sql`k.${sql.id(column)} = t.${sql.id(column)}`), sql` AND `);
   const { rows } = await sql<{ marked: number }>`
     WITH marked AS (
       UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
        WHERE t._deleted_at IS NULL
-         ${sql.join(within.map((condition) => sql`AND ${condition}`), sql` `)}
+         ${sql.join(within, sql` `)}
          AND NOT EXISTS (
-           SELECT 1 FROM jsonb_populate_recordset(NULL::${sql.id(table)}, CAST(${JSON.stringify(keepKeys)} AS jsonb)) AS k
+           SELECT 1 FROM unnest(${typedArrays(table, key, types, arrays)}) AS k(${sql.join(key.map((column) => sql.id(column)))})
             WHERE ${kept}
          )
       RETURNING 1
