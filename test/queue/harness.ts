@@ -1,0 +1,111 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { sql, type Kysely } from "kysely";
+import { loadConfig } from "../../src/config.ts";
+import { createLogger } from "../../src/logger.ts";
+import type { DiscoveredCampaign } from "../../src/queue/cadence.ts";
+import type { SyncFunctions } from "../../src/queue/processors.ts";
+import type { RunResult } from "../../src/queue/verdict.ts";
+import { startWorkerService, type WorkerService, type WorkerTuning } from "../../src/queue/worker.ts";
+import type { Database } from "../../src/warehouse/database.ts";
+
+/**
+ * Worker services wired to small real sync functions: instead of calling the
+ * upstream they record each run (who, which campaign, when) in PostgreSQL and
+ * write a sync_runs row, so the tests can check what the queues did.
+ */
+
+export const ACCOUNT = "acme";
+
+/** Short locks and backoffs, so stalls and retries happen within a test. */
+export const FAST_TUNING: Partial<WorkerTuning> = {
+  lockDurationMs: 2_000,
+  stalledIntervalMs: 1_000,
+  retry: { attempts: 3, backoffMs: 50 },
+  leaseTtlMs: 2_000,
+  busyDelayMs: 100,
+};
+
+export interface Interval {
+  campaign_uid: string;
+  worker: string;
+  started_ms: number;
+  finished_ms: number;
+}
+
+export async function createIntervalTable(db: Kysely<Database>): Promise<void> {
+  await sql`CREATE TABLE IF NOT EXISTS test_intervals (campaign_uid text, worker text, started_ms bigint, finished_ms bigint)`.execute(db);
+}
+
+export async function intervals(db: Kysely<Database>): Promise<Interval[]> {
+  const result = await sql<Interval>`SELECT campaign_uid, worker, started_ms::float8 AS started_ms, finished_ms::float8 AS finished_ms FROM test_intervals ORDER BY started_ms`.execute(db);
+  return result.rows;
+}
+
+/** Pairs of runs of one campaign whose time spans overlap. */
+export function overlaps(rows: Interval[]): [Interval, Interval][] {
+  const found: [Interval, Interval][] = [];
+  for (const [index, first] of rows.entries()) {
+    for (const second of rows.slice(index + 1)) {
+      if (first.campaign_uid === second.campaign_uid && second.started_ms < first.finished_ms && first.started_ms < second.finished_ms) found.push([first, second]);
+    }
+  }
+  return found;
+}
+
+async function recordRun(db: Kysely<Database>, scope: string | null, worker: string, startedMs: number): Promise<number> {
+  const finishedMs = Date.now();
+  if (scope !== null) {
+    await sql`INSERT INTO test_intervals VALUES (${scope}, ${worker}, ${startedMs}, ${finishedMs})`.execute(db);
+  }
+  const row = await db
+    .insertInto("sync_runs")
+    .values({ account: ACCOUNT, scope, trigger: "worker", started_at: new Date(startedMs), finished_at: new Date(finishedMs), outcome: "succeeded" })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A campaign sync that takes `durationMs` (cut short by its signal) and records itself. */
+export function recordingCampaignSync(db: Kysely<Database>, worker: string, durationMs = 100): SyncFunctions["syncCampaign"] {
+  return async (campaignUid, signal): Promise<RunResult> => {
+    const startedMs = Date.now();
+    try {
+      await sleep(durationMs, undefined, { signal });
+    } catch {
+      return { runId: 0, outcome: "aborted", failures: [] };
+    }
+    return { runId: await recordRun(db, campaignUid, worker, startedMs), outcome: "succeeded", failures: [] };
+  };
+}
+
+/** A discovery that "finds" `campaigns` and records a run. */
+export function fixedDiscovery(db: Kysely<Database>, campaigns: DiscoveredCampaign[]): SyncFunctions["discover"] {
+  return async () => ({ runId: await recordRun(db, null, "discovery", Date.now()), outcome: "succeeded", failures: [], campaigns });
+}
+
+export interface ServiceSettings {
+  redisUrl: string;
+  prefix: string;
+  db: Kysely<Database>;
+  sync: SyncFunctions;
+  env?: Record<string, string>;
+  tuning?: Partial<WorkerTuning>;
+}
+
+export function startService(settings: ServiceSettings): Promise<WorkerService> {
+  const config = loadConfig({
+    REDIS_URL: settings.redisUrl,
+    COLDSYNC_QUEUE_PREFIX: settings.prefix,
+    COLDSYNC_ACCOUNT: ACCOUNT,
+    COLDSYNC_DISCOVER_EVERY: "1h",
+    COLDSYNC_CONCURRENCY: "2",
+    ...settings.env,
+  });
+  return startWorkerService({
+    config,
+    db: settings.db,
+    sync: settings.sync,
+    logger: createLogger({ level: "silent" }),
+    tuning: { ...FAST_TUNING, ...settings.tuning },
+  });
+}

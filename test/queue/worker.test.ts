@@ -1,0 +1,185 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { SyncFunctions } from "../../src/queue/processors.ts";
+import { enqueueCampaignSync } from "../../src/queue/queues.ts";
+import type { RunResult } from "../../src/queue/verdict.ts";
+import type { WorkerService } from "../../src/queue/worker.ts";
+import { UpstreamError } from "../../src/upstream/errors.ts";
+import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useTestRedis } from "../support/redis.ts";
+import { ACCOUNT, createIntervalTable, fixedDiscovery, intervals, overlaps, recordingCampaignSync, startService, type ServiceSettings } from "./harness.ts";
+import { openMigratedWarehouse } from "./warehouse.ts";
+
+const databaseUrl = useTestDatabase("worker");
+const testRedis = useTestRedis("worker");
+let warehouse: Warehouse;
+let running: WorkerService[] = [];
+let testNumber = 0;
+let prefix = "";
+
+beforeAll(async () => {
+  warehouse = await openMigratedWarehouse(databaseUrl());
+  await createIntervalTable(warehouse.db);
+});
+
+afterEach(async () => {
+  await Promise.all(running.map((service) => service.close()));
+  running = [];
+  await sql`TRUNCATE test_intervals, sync_runs CASCADE`.execute(warehouse.db);
+});
+
+afterAll(async () => {
+  await warehouse.destroy();
+});
+
+/** Every test gets its own queues under the file's prefix. */
+function nextPrefix(): string {
+  testNumber += 1;
+  prefix = `${testRedis.prefix}:${testNumber}`;
+  return prefix;
+}
+
+async function start(sync: Partial<SyncFunctions>, settings: Partial<ServiceSettings> = {}): Promise<WorkerService> {
+  const service = await startService({
+    redisUrl: testRedis.url,
+    prefix,
+    db: warehouse.db,
+    sync: { discover: fixedDiscovery(warehouse.db, []), syncCampaign: recordingCampaignSync(warehouse.db, "w"), ...sync },
+    ...settings,
+  });
+  running.push(service);
+  return service;
+}
+
+const upstreamError = (status: number, retryable: boolean, retryAfterMs?: number) =>
+  new UpstreamError(`answered ${status}`, { endpoint: "/api/v1/leads/", method: "GET", status, retryable, retryAfterMs });
+
+describe("worker service", () => {
+  it("keeps one discovery scheduler however many workers start", async () => {
+    nextPrefix();
+    const first = await start({});
+    await start({});
+    await start({}, { env: { COLDSYNC_DISCOVER_EVERY: "10m" } });
+    const schedulers = await first.queues.discovery.getJobSchedulers();
+    expect(schedulers).toHaveLength(1);
+    expect(schedulers[0]).toMatchObject({ every: 600_000, template: { data: { account: ACCOUNT } } });
+  });
+
+  it("fans discovery out to one campaign-sync job per due campaign", async () => {
+    nextPrefix();
+    await warehouse.db
+      .insertInto("sync_runs")
+      .values({ account: ACCOUNT, scope: "synced-just-now", trigger: "worker", started_at: new Date(), outcome: "succeeded" })
+      .execute();
+    const service = await start({
+      discover: fixedDiscovery(warehouse.db, [
+        { uid: "live", status: "running" },
+        { uid: "waiting", status: "created" },
+        { uid: "done", status: "complete" },
+        { uid: "synced-just-now", status: "running" },
+      ]),
+    });
+    await expect.poll(async () => (await intervals(warehouse.db)).map((row) => row.campaign_uid).sort(), { timeout: 10_000 }).toEqual(["done", "live", "waiting"]);
+    const [discovery] = await service.queues.discovery.getJobs(["completed"]);
+    expect(discovery?.returnvalue.enqueued.sort()).toEqual(["done", "live", "waiting"]);
+  });
+
+  it("holds one job per campaign, however often it is enqueued", async () => {
+    nextPrefix();
+    const service = await start({});
+    await service.queues.campaignSync.pause();
+    for (let i = 0; i < 5; i += 1) await enqueueCampaignSync(service.queues.campaignSync, { account: ACCOUNT, campaignUid: "c-1" });
+    await enqueueCampaignSync(service.queues.campaignSync, { account: ACCOUNT, campaignUid: "c-2" });
+    expect(await service.queues.campaignSync.getWaitingCount()).toBe(2);
+  });
+
+  it("never runs one campaign in two workers at once, even for jobs that slipped past deduplication", async () => {
+    nextPrefix();
+    const [first] = [
+      await start({ syncCampaign: recordingCampaignSync(warehouse.db, "first", 150) }),
+      await start({ syncCampaign: recordingCampaignSync(warehouse.db, "second", 150) }),
+    ];
+    const campaigns = ["c-1", "c-2", "c-3"];
+    // Plain adds, without the deduplication id: only the run lease keeps these apart.
+    const jobs = campaigns.flatMap((campaignUid) => [1, 2, 3].map(() => ({ name: "sync-campaign", data: { account: ACCOUNT, campaignUid } })));
+    await first!.queues.campaignSync.addBulk(jobs);
+    await expect.poll(async () => (await intervals(warehouse.db)).length, { timeout: 15_000 }).toBe(jobs.length);
+    const rows = await intervals(warehouse.db);
+    expect(overlaps(rows)).toEqual([]);
+    expect(new Set(rows.map((row) => row.worker))).toEqual(new Set(["first", "second"]));
+  });
+
+  it("retries a retryable failure and fails a 404 at once with its reason", async () => {
+    nextPrefix();
+    let flakyCalls = 0;
+    const sync = recordingCampaignSync(warehouse.db, "w", 10);
+    const service = await start({
+      syncCampaign: async (campaignUid, signal): Promise<RunResult> => {
+        if (campaignUid === "gone") return { runId: 0, outcome: "failed", failures: [{ campaignUid, stream: "campaign_detail", error: upstreamError(404, false) }] };
+        flakyCalls += 1;
+        if (flakyCalls === 1) throw upstreamError(503, true);
+        return sync(campaignUid, signal);
+      },
+    });
+    const queue = service.queues.campaignSync;
+    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "flaky" });
+    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "gone" });
+    await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => queue.getFailedCount(), { timeout: 10_000 }).toBe(1);
+    const [completed] = await queue.getJobs(["completed"]);
+    const [failed] = await queue.getJobs(["failed"]);
+    expect(completed).toMatchObject({ data: { campaignUid: "flaky" }, attemptsMade: 2 });
+    expect(failed).toMatchObject({ data: { campaignUid: "gone" }, attemptsMade: 1 });
+    expect(failed?.failedReason).toMatch(/404.*campaign_detail of campaign gone/);
+  });
+
+  it("pauses the whole queue for Retry-After when a run ends on a 429, without spending an attempt", async () => {
+    nextPrefix();
+    let calls = 0;
+    const sync = recordingCampaignSync(warehouse.db, "w", 10);
+    const service = await start({
+      syncCampaign: async (campaignUid, signal): Promise<RunResult> => {
+        calls += 1;
+        if (calls === 1) return { runId: 0, outcome: "partial", failures: [{ campaignUid, stream: "leads", error: upstreamError(429, true, 1_500) }] };
+        return sync(campaignUid, signal);
+      },
+    });
+    const queue = service.queues.campaignSync;
+    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "throttled" });
+    await expect.poll(() => queue.getRateLimitTtl(), { timeout: 5_000 }).toBeGreaterThan(0);
+    await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
+    const [completed] = await queue.getJobs(["completed"]);
+    expect(completed?.attemptsMade).toBe(1);
+    expect(await queue.getFailedCount()).toBe(0);
+  });
+
+  it("drains on close: the run in flight stops, its job waits for the next worker, which finishes it", async () => {
+    nextPrefix();
+    let started = false;
+    const endless: SyncFunctions["syncCampaign"] = async (_campaignUid, signal) => {
+      started = true;
+      await sleep(60_000, undefined, { signal }).catch(() => undefined);
+      return { runId: 0, outcome: "aborted", failures: [] };
+    };
+    const draining = await start({ syncCampaign: endless });
+    await enqueueCampaignSync(draining.queues.campaignSync, { account: ACCOUNT, campaignUid: "long" });
+    await expect.poll(() => started, { timeout: 5_000 }).toBe(true);
+    await draining.close();
+    running = running.filter((service) => service !== draining);
+
+    const successor = await start({});
+    await expect.poll(async () => (await intervals(warehouse.db)).map((row) => row.campaign_uid), { timeout: 10_000 }).toEqual(["long"]);
+    const [completed] = await successor.queues.campaignSync.getJobs(["completed"]);
+    expect(completed?.attemptsMade).toBe(1);
+  });
+
+  it("refuses jobs of another account instead of syncing them with this account's key", async () => {
+    nextPrefix();
+    const service = await start({});
+    const job = await service.queues.campaignSync.add("sync-campaign", { account: "someone-else", campaignUid: "c-1" });
+    await expect.poll(async () => (await job.getState()) as string, { timeout: 5_000 }).toBe("failed");
+    expect((await service.queues.campaignSync.getJob(job.id!))?.failedReason).toMatch(/own COLDSYNC_QUEUE_PREFIX/);
+  });
+});
