@@ -47,7 +47,7 @@ export function register(program: Command): void {
         ["apiKey", "databaseUrl"],
       );
       const logger = loggerFor(config);
-      const redis = connectRedis(config.redis.url, "client");
+      const redis = connectRedis(config.redis.url, "client", logger);
       const metrics = createMetrics(logger);
       const limiter = new RedisRequestLimiter(redis, {
         prefix: config.redis.prefix,

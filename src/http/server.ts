@@ -3,7 +3,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { FastifyAdapter } from "@bull-board/fastify";
 import type { Queue } from "bullmq";
-import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.ts";
 import { checkHealth, type HealthDependencies } from "./health.ts";
@@ -35,7 +35,11 @@ export interface HttpServer {
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const app = Fastify({ disableRequestLogging: true, ...(options.logger ? { loggerInstance: options.logger.child({ component: "http" }) } : {}) });
+  const app = Fastify({
+    // Probes and scrapes every few seconds would drown the sync's own lines.
+    logController: new LogController({ disableRequestLogging: true }),
+    ...(options.logger ? { loggerInstance: options.logger.child({ component: "http" }) } : {}),
+  });
   if (options.token !== undefined) app.addHook("onRequest", bearerCheck(options.token));
 
   app.get("/healthz", async (_request, reply) => {

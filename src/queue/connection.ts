@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import type { Logger } from "../logger.ts";
 
 /**
  * Redis connections for the worker. BullMQ workers block on Redis and must
@@ -8,11 +9,14 @@ import { Redis } from "ioredis";
  */
 export type RedisRole = "worker" | "client";
 
-export function connectRedis(url: string, role: RedisRole): Redis {
-  return new Redis(url, {
+export function connectRedis(url: string, role: RedisRole, logger?: Logger): Redis {
+  const redis = new Redis(url, {
     connectionName: `coldsync-${role}`,
     maxRetriesPerRequest: role === "worker" ? null : 3,
   });
+  // ioredis reconnects by itself; without a listener it would also print every failed attempt to stderr.
+  redis.on("error", (error: Error) => logger?.warn({ err: error, role }, "Redis connection error; reconnecting"));
+  return redis;
 }
 
 /** Closes a connection, falling back to a hard disconnect when Redis is unreachable. */

@@ -61,8 +61,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const { config, logger, metrics } = options;
   const tuning = { ...DEFAULT_TUNING, ...options.tuning };
   const prefix = config.redis.prefix;
-  const redis = connectRedis(config.redis.url, "client");
-  const blocking = connectRedis(config.redis.url, "worker");
+  const redis = connectRedis(config.redis.url, "client", logger);
+  const blocking = connectRedis(config.redis.url, "worker", logger);
   const queues = openQueues(redis, { prefix, retry: tuning.retry });
   const leases = new RunLeases(redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
   const shutdown = new AbortController();

@@ -1,0 +1,107 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMetrics, METRIC_NAMES, type WorkerMetrics } from "../../src/http/metrics.ts";
+import { startHttpServer, type HttpServer } from "../../src/http/server.ts";
+import { openQueues, type Queues } from "../../src/queue/queues.ts";
+import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useTestRedis } from "../support/redis.ts";
+import { openMigratedWarehouse } from "../queue/warehouse.ts";
+
+const databaseUrl = useTestDatabase("http");
+const testRedis = useTestRedis("http");
+const TOKEN = "metrics-token-for-tests";
+
+let warehouse: Warehouse;
+let redis: Redis;
+let unreachableRedis: Redis;
+let queues: Queues;
+let metrics: WorkerMetrics;
+let guarded: HttpServer;
+let open: HttpServer;
+let broken: HttpServer;
+
+beforeAll(async () => {
+  warehouse = await openMigratedWarehouse(databaseUrl());
+  redis = new Redis(testRedis.url);
+  // Nothing listens on port 1: every command fails at once.
+  unreachableRedis = new Redis("redis://127.0.0.1:1", { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+  unreachableRedis.on("error", () => undefined);
+  queues = openQueues(redis, { prefix: testRedis.prefix });
+  metrics = createMetrics();
+  metrics.watchQueues(queues.all());
+  metrics.watchCheckpoints({ db: warehouse.db, account: "acme" });
+  const common = { host: "127.0.0.1", port: 0, registry: metrics.registry, queues: queues.all() };
+  guarded = await startHttpServer({ ...common, token: TOKEN, health: { redis, db: warehouse.db } });
+  open = await startHttpServer({ ...common, token: undefined, health: { redis, db: warehouse.db } });
+  broken = await startHttpServer({ ...common, token: undefined, health: { redis: unreachableRedis, db: warehouse.db } });
+});
+
+afterAll(async () => {
+  await Promise.all([guarded.close(), open.close(), broken.close()]);
+  await queues.close();
+  redis.disconnect();
+  unreachableRedis.disconnect();
+  await warehouse.destroy();
+});
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe("HTTP side of the worker", () => {
+  it("answers /healthz without a token, naming each dependency", async () => {
+    const response = await fetch(`${guarded.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ok: true, checks: { redis: "ok", warehouse: "ok" } });
+  });
+
+  it("answers 503 from /healthz when Redis does not answer, and says so", async () => {
+    const response = await fetch(`${broken.url}/healthz`);
+    expect(response.status).toBe(503);
+    const report = (await response.json()) as { ok: boolean; checks: { redis: string; warehouse: string } };
+    expect(report.ok).toBe(false);
+    expect(report.checks.warehouse).toBe("ok");
+    expect(report.checks.redis).not.toBe("ok");
+  });
+
+  it("guards /metrics and /admin/queues with the bearer token", async () => {
+    for (const path of ["/metrics", "/admin/queues", "/admin/queues/api/queues"]) {
+      expect((await fetch(`${guarded.url}${path}`)).status, path).toBe(401);
+      expect((await fetch(`${guarded.url}${path}`, { headers: bearer("wrong") })).status, path).toBe(401);
+      expect((await fetch(`${guarded.url}${path}`, { headers: bearer(TOKEN) })).status, path).toBe(200);
+    }
+  });
+
+  it("leaves every route open when no token is configured", async () => {
+    expect((await fetch(`${open.url}/metrics`)).status).toBe(200);
+    expect((await fetch(`${open.url}/admin/queues`)).status).toBe(200);
+  });
+
+  it("shows both queues in Bull Board", async () => {
+    const response = await fetch(`${guarded.url}/admin/queues/api/queues`, { headers: bearer(TOKEN) });
+    const names = ((await response.json()) as { queues: { name: string }[] }).queues.map((queue) => queue.name);
+    expect(names.sort()).toEqual(["campaign-sync", "discovery"]);
+  });
+
+  it("exports upstream, warehouse and job metrics, with queue depths and checkpoint lag read at scrape time", async () => {
+    metrics.clientHooks.onResponse?.({ endpoint: "/api/v1/leads/", method: "GET", status: 200, durationMs: 120, attempt: 1 });
+    metrics.clientHooks.onRetry?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, error: "too many", attempt: 1, delayMs: 1000 });
+    metrics.syncObserver.onRowsWritten?.("leads", 42);
+    metrics.observeJob("campaign-sync", "completed", 1_500);
+    await queues.campaignSync.add("sync-campaign", { account: "acme", campaignUid: "c-1" });
+    const scannedAt = new Date(Date.now() - 90_000);
+    await warehouse.db
+      .insertInto("sync_checkpoints")
+      .values({ account: "acme", campaign_uid: "c-1", stream: "leads", last_complete_scan_at: scannedAt, updated_at: scannedAt })
+      .execute();
+
+    const text = await (await fetch(`${guarded.url}/metrics`, { headers: bearer(TOKEN) })).text();
+    for (const name of Object.values(METRIC_NAMES)) expect(text).toContain(`# TYPE ${name}`);
+    expect(text).toContain(`${METRIC_NAMES.upstreamRequests}{endpoint="/api/v1/leads/",method="GET",status="200"} 1`);
+    expect(text).toContain(`${METRIC_NAMES.upstreamRetries}{endpoint="/api/v1/leads/",method="GET",status="429"} 1`);
+    expect(text).toContain(`${METRIC_NAMES.rowsUpserted}{table="leads"} 42`);
+    expect(text).toContain(`${METRIC_NAMES.jobDuration}_count{queue="campaign-sync",status="completed"} 1`);
+    expect(text).toContain(`${METRIC_NAMES.queueJobs}{queue="campaign-sync",state="waiting"} 1`);
+    const lag = new RegExp(`${METRIC_NAMES.checkpointLag}\\{campaign_uid="c-1"\\} ([\\d.]+)`).exec(text);
+    expect(Number(lag?.[1])).toBeGreaterThanOrEqual(90);
+  });
+});
