@@ -12,7 +12,7 @@ import type {
 /**
  * The warehouse as Kysely sees it (contract B; docs/warehouse.md describes
  * every column). The migrations under migrations/ are the source of truth;
- * test/warehouse/schema.test.ts checks that these shapes match them.
+ * test/warehouse/migrate.test.ts holds these shapes and the migrated catalog to the same columns.
  *
  * Both backends read bigint and numeric as JS numbers (see connect.ts), so ids,
  * counts and rates are `number` here, and dates (`day`) as YYYY-MM-DD strings.

@@ -218,8 +218,10 @@ export async function recordRejected(db: Executor, rows: readonly RejectedRecord
     grouped AS (
       SELECT DISTINCT ON (account, stream, payload_sha256)
              run_id, account, stream, campaign_uid, reason, payload, payload_sha256,
-             count(*) OVER (PARTITION BY account, stream, payload_sha256) AS copies
+             count(*) OVER same_payload AS copies,
+             min(ordinality) OVER same_payload AS first_position
         FROM hashed
+      WINDOW same_payload AS (PARTITION BY account, stream, payload_sha256)
        ORDER BY account, stream, payload_sha256, ordinality DESC
     )
     INSERT INTO rejected_records AS t
@@ -227,6 +229,7 @@ export async function recordRejected(db: Executor, rows: readonly RejectedRecord
     SELECT run_id, account, stream, campaign_uid, reason, payload, payload_sha256,
            CAST(${at} AS timestamptz), CAST(${at} AS timestamptz), copies
       FROM grouped
+     ORDER BY first_position
     ON CONFLICT (account, stream, payload_sha256) DO UPDATE
       SET last_seen_at = excluded.last_seen_at,
           times_seen = t.times_seen + excluded.times_seen,
