@@ -2,13 +2,13 @@ import { once } from "node:events";
 import type { Command } from "commander";
 import { Migrator } from "kysely";
 import { migrations } from "../../migrations/index.ts";
-import { loadConfig } from "../config.ts";
+import { loadConfig, type Config } from "../config.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { startHttpServer } from "../http/server.ts";
 import type { Logger } from "../logger.ts";
 import { closeRedis, connectRedis } from "../queue/connection.ts";
 import { RedisRequestLimiter } from "../queue/rate-budget.ts";
-import { startWorkerService } from "../queue/worker.ts";
+import { startWorkerService, type WorkerService, type WorkerTuning } from "../queue/worker.ts";
 import { loggerFor, openRuntime } from "../runtime.ts";
 import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
 import type { Warehouse } from "../warehouse/connect.ts";
@@ -47,59 +47,79 @@ export function register(program: Command): void {
         ["apiKey", "databaseUrl"],
       );
       const logger = loggerFor(config);
-      const redis = connectRedis(config.redis.url, "client", logger);
-      const metrics = createMetrics(logger);
-      const limiter = new RedisRequestLimiter(redis, {
-        prefix: config.redis.prefix,
-        account: config.account,
-        requestsPerSecond: config.api.rateLimit,
-        logger,
-      });
-      const runtime = await openRuntime(config, { logger, limiter, hooks: metrics.clientHooks });
-      const closeConnections = async () => {
-        await runtime.close();
-        await closeRedis(redis);
-      };
-
-      const pending = await pendingMigrations(runtime.warehouse);
-      if (pending.length > 0) {
-        await closeConnections();
-        throw new Error(
-          `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
-        );
-      }
-
-      const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
-      const service = await startWorkerService({
-        config,
-        db: runtime.warehouse.db,
-        sync: {
-          discover: (signal) => runDiscovery(context(signal)),
-          syncCampaign: (campaignUid, signal) => runCampaignSync(context(signal), campaignUid),
-        },
-        logger,
-        metrics,
-      });
-      const http = await startHttpServer({
-        host: config.http.host,
-        port: config.http.port,
-        token: config.http.token,
-        registry: metrics.registry,
-        queues: service.queues.all(),
-        health: { redis, db: runtime.warehouse.db },
-        logger,
-      });
-      logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving /healthz, /metrics and /admin/queues");
-
+      const worker = await startWorker(config, { logger });
       const signal = await firstSignal();
       logger.info({ signal }, "draining: no new jobs; runs in flight stop after their current page");
       forceExitAfter(SHUTDOWN_TIMEOUT_MS, logger);
-      await http.close();
-      await service.close();
-      await closeConnections();
+      await worker.close();
       logger.info("drained");
       process.exit(0);
     });
+}
+
+export interface RunningWorker {
+  /** Where /healthz, /metrics and /admin/queues answer. */
+  url: string;
+  service: WorkerService;
+  close(): Promise<void>;
+}
+
+/** Everything `coldsync worker` runs, wired together; close() drains and releases every connection. */
+export async function startWorker(config: Config, options: { logger: Logger; tuning?: Partial<WorkerTuning> }): Promise<RunningWorker> {
+  const { logger } = options;
+  const redis = connectRedis(config.redis.url, "client", logger);
+  const metrics = createMetrics(logger);
+  const limiter = new RedisRequestLimiter(redis, {
+    prefix: config.redis.prefix,
+    account: config.account,
+    requestsPerSecond: config.api.rateLimit,
+    logger,
+  });
+  const runtime = await openRuntime(config, { logger, limiter, hooks: metrics.clientHooks });
+  const closeConnections = async () => {
+    await runtime.close();
+    await closeRedis(redis);
+  };
+
+  const pending = await pendingMigrations(runtime.warehouse);
+  if (pending.length > 0) {
+    await closeConnections();
+    throw new Error(
+      `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
+    );
+  }
+
+  const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
+  const service = await startWorkerService({
+    config,
+    db: runtime.warehouse.db,
+    sync: {
+      discover: (signal) => runDiscovery(context(signal)),
+      syncCampaign: (campaignUid, signal) => runCampaignSync(context(signal), campaignUid),
+    },
+    logger,
+    metrics,
+    ...(options.tuning ? { tuning: options.tuning } : {}),
+  });
+  const http = await startHttpServer({
+    host: config.http.host,
+    port: config.http.port,
+    token: config.http.token,
+    registry: metrics.registry,
+    queues: service.queues.all(),
+    health: { redis, db: runtime.warehouse.db },
+    logger,
+  });
+  logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving /healthz, /metrics and /admin/queues");
+  return {
+    url: http.url,
+    service,
+    close: async () => {
+      await http.close();
+      await service.close();
+      await closeConnections();
+    },
+  };
 }
 
 async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
