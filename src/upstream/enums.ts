@@ -29,3 +29,4 @@ export const replyClassification = z.enum(["positive", "neutral", "negative"]);
 export type ReplyClassification = z.infer<typeof replyClassification>;
 
 export const billingPeriod = z.enum(["monthly", "annual"]);
+export type BillingPeriod = z.infer<typeof billingPeriod>;

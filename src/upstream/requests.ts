@@ -193,3 +193,5 @@ export const campaignUidQuery = z.object({ campaign_uid: z.string().min(1, "is r
 export const campaignPageQuery = pageQuery.extend(campaignUidQuery.shape);
 export const leadUidQuery = z.object({ lead_uid: z.string().min(1, "is required").max(255) });
 export const sequenceIdQuery = z.object({ id: queryInteger(INT32_MIN, INT32_MAX) });
+/** DELETE /email-sequence/ may carry its id in a JSON body instead of the query (contract A.1). */
+export const sequenceIdBody = z.object({ id: z.number().int().min(INT32_MIN).max(INT32_MAX) });

@@ -1,0 +1,119 @@
+import type { Command } from "commander";
+import { pino } from "pino";
+import { ConfigError } from "../config.ts";
+import { readable } from "../emulator/http/validation.ts";
+import { emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
+import { startEmulator } from "../emulator/server.ts";
+import { createLogger } from "../logger.ts";
+import { API_PREFIX } from "../upstream/endpoints.ts";
+
+/** `coldsync emulator`: serves the upstream API locally from a seed until interrupted (contract C). */
+
+interface Flags {
+  port: string;
+  host: string;
+  seed: string;
+  apiKeys: string;
+  scale: string;
+  order: string;
+  workspaces: string;
+  rateLimit: string;
+  latency: string;
+  faults: string;
+  admin?: boolean;
+}
+
+const FLAG_OF: Record<string, string> = {
+  port: "--port",
+  host: "--host",
+  seed: "--seed",
+  apiKeys: "--api-keys",
+  scale: "--scale",
+  order: "--order",
+  workspaces: "--workspaces",
+  rateLimit: "--rate-limit",
+  latencyMs: "--latency",
+  faults: "--faults",
+};
+
+/** Whole numbers become numbers; anything else stays text for the schema to reject by name. */
+function integer(text: string): number | string {
+  return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
+}
+
+function optionsFrom(flags: Flags): EmulatorOptions {
+  const parsed = emulatorOptions.safeParse(
+    {
+      port: integer(flags.port),
+      host: flags.host,
+      seed: integer(flags.seed),
+      apiKeys: flags.apiKeys.split(",").map((key) => key.trim()),
+      scale: flags.scale,
+      order: flags.order,
+      workspaces: flags.workspaces,
+      rateLimit: integer(flags.rateLimit),
+      latencyMs: integer(flags.latency),
+      faults: flags.faults,
+      admin: flags.admin === true,
+    },
+    { error: readable },
+  );
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const [field, index] = issue.path;
+    const flag = FLAG_OF[String(field)] ?? String(field);
+    return `${flag}${index === undefined ? "" : ` (item ${Number(index) + 1})`}: ${issue.message}`;
+  });
+  throw new ConfigError(problems);
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve(signal);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+export function register(program: Command): void {
+  program
+    .command("emulator")
+    .description("serves the upstream API locally from a seed (contract part A), until interrupted")
+    .option("--port <n>", "port to listen on; 0 picks a free one", "4010")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--seed <n>", "seed of the generated data", "1")
+    .option("--api-keys <keys>", "comma-separated API keys, one account each", "demo")
+    .option("--scale <scale>", `generated data volume: ${seedScale.options.join(", ")}`, "small")
+    .option("--order <order>", `listing order: ${listOrder.options.join(", ")}`, "asc")
+    .option("--workspaces <shape>", `workspace listing shape: ${workspacesShape.options.join(", ")}`, "bare")
+    .option("--rate-limit <n>", "requests per second per key, then 429; 0 for none", "0")
+    .option("--latency <ms>", "milliseconds added to every API answer", "0")
+    .option("--faults <mode>", `injected faults: ${faultMode.options.join(", ")}`, "none")
+    .option("--admin", "serve /admin/ routes: simulated clock, ground truth, settings")
+    .showHelpAfterError(false)
+    .configureOutput({ outputError: () => {} })
+    .exitOverride((error) => {
+      // Help and version exit normally; every other parse error is a configuration problem (exit 2).
+      if (error.exitCode === 0) throw error;
+      throw new ConfigError([error.message.replace(/^error: /, "")]);
+    })
+    .action(async (flags: Flags) => {
+      const options = optionsFrom(flags);
+      const logger = createLogger({ level: "warn", name: "coldsync-emulator", destination: pino.destination(2) });
+      const emulator = await startEmulator(options, logger);
+      console.log(`coldsync emulator listening on ${emulator.url} (API at ${emulator.url}${API_PREFIX}/)`);
+      console.log(`api keys: ${options.apiKeys.join(", ")}`);
+      console.log(
+        `seed ${options.seed}, scale ${options.scale}, order ${options.order}, workspaces ${options.workspaces}, ` +
+          `faults ${options.faults}, rate limit ${options.rateLimit || "none"}, latency ${options.latencyMs} ms, admin ${options.admin ? "on" : "off"}`,
+      );
+      const signal = await waitForSignal();
+      await emulator.close();
+      console.log(`emulator stopped (${signal})`);
+    });
+}
+

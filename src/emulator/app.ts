@@ -1,0 +1,76 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
+import { MAX_BODY_BYTES, registerBodyParsers } from "./http/bodies.ts";
+import type { EmulatorContext } from "./http/context.ts";
+import { ApiError } from "./http/errors.ts";
+import { registerGate } from "./http/gate.ts";
+import { accountRoutes } from "./routes/account.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { campaignRoutes } from "./routes/campaigns.ts";
+import { eventRoutes } from "./routes/events.ts";
+import { leadRoutes } from "./routes/leads.ts";
+import { sequenceRoutes } from "./routes/sequences.ts";
+
+/**
+ * The emulator's HTTP application. Every answer that is not a success is
+ * `{"message": ...}`: fastify's own error and not-found answers are replaced,
+ * unknown paths answer 404 and known paths with another method 405.
+ */
+
+/** Framework errors a client causes; everything else is a 500. */
+function clientErrorMessage(error: FastifyError): string | undefined {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return `body: larger than ${MAX_BODY_BYTES} bytes`;
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return `body: ${error.message}`;
+    default:
+      return error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.message : undefined;
+  }
+}
+
+export async function buildApp(context: EmulatorContext, admin: boolean): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_BODY_BYTES,
+    forceCloseConnections: true,
+    frameworkErrors: (error, _request, reply) => {
+      // The hook's reply type is generic over route schemas the emulator does not use.
+      void (reply as unknown as FastifyReply).code(400).send({ message: `request: ${error.message}` });
+    },
+  });
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook("onRoute", (route) => {
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    methodsByPath.set(route.url, methods);
+  });
+
+  await registerBodyParsers(app);
+  registerGate(app, context);
+
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message });
+    const message = clientErrorMessage(error);
+    if (message !== undefined) return reply.code(400).send({ message });
+    context.logger?.error({ err: error }, "emulator: unexpected error");
+    return reply.code(500).send({ message: "internal server error" });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?", 1)[0] ?? request.url;
+    const methods = methodsByPath.get(path);
+    if (!methods) return reply.code(404).send({ message: `no such path: ${path}` });
+    const allowed = [...methods].sort().join(", ");
+    return reply.code(405).header("allow", allowed).send({ message: `method ${request.method} is not allowed on ${path}; allowed: ${allowed}` });
+  });
+
+  await app.register(campaignRoutes, context);
+  await app.register(sequenceRoutes, context);
+  await app.register(leadRoutes, context);
+  await app.register(eventRoutes, context);
+  await app.register(accountRoutes, context);
+  if (admin) await app.register(adminRoutes, context);
+  return app;
+}

@@ -1,0 +1,83 @@
+import { campaignSenders, createContact } from "./people.ts";
+import { planSchedules } from "./planning.ts";
+import type { Random } from "./random.ts";
+import { SCALES } from "./seed/scales.ts";
+import { seedCampaign } from "./seed/campaigns.ts";
+import { addContactList, addDomain } from "./seed/workspaces.ts";
+import { LINKS } from "./seed/vocabulary.ts";
+import type { CampaignRecord, LeadRecord, ScheduleRecord, WorkspaceRecord } from "./store/model.ts";
+import { addLead, recordClick, recordOpen } from "./store/records.ts";
+import type { Account, World } from "./store/world.ts";
+import type { Tally } from "./tally.ts";
+
+/**
+ * Records that appear on their own: leads joining a campaign (its contact
+ * lists keep importing), and, as an injected fault, records that arrive
+ * between two page requests of a client's walk. Late events are dated in the
+ * past, so they land inside time-ordered listings and shift every offset.
+ */
+
+/** New leads with new contacts; unless schedules are still being generated, planned from `at`. */
+export function joinLeads(world: World, account: Account, campaign: CampaignRecord, count: number, at: number, random: Random, tally?: Tally): LeadRecord[] {
+  const senders = campaignSenders(campaign);
+  const leads: LeadRecord[] = [];
+  for (let index = 0; index < count; index++) {
+    const contact = createContact(world, campaign.workspace, random);
+    const lead = addLead(world, account, campaign, contact, random.pick(senders), !campaign.generatingSchedules);
+    leads.push(lead);
+    tally?.created("contacts", contact);
+    tally?.created("leads", lead);
+    for (const schedule of lead.schedules) tally?.created("schedules", schedule);
+  }
+  if (!campaign.generatingSchedules) planSchedules(campaign, leads, at);
+  return leads;
+}
+
+function sentSchedule(campaign: CampaignRecord, random: Random): ScheduleRecord | undefined {
+  const leads = campaign.leads.items;
+  for (let attempt = 0; attempt < 40 && leads.length > 0; attempt++) {
+    const lead = random.pick(leads);
+    const sent = lead.schedules.filter((schedule) => schedule.status === "sent" && schedule.sentOn !== null);
+    if (sent.length > 0) return random.pick(sent);
+  }
+  return undefined;
+}
+
+/** A late open or click on an already sent email, dated between its send and now. */
+export function arriveLateEvent(world: World, campaign: CampaignRecord, kind: "open" | "click", random: Random): boolean {
+  const schedule = sentSchedule(campaign, random);
+  if (!schedule || schedule.sentOn === null) return false;
+  const earliest = (kind === "open" ? Math.max(schedule.sentOn, schedule.lastOpenedOn ?? 0) : schedule.sentOn) + 1;
+  if (earliest >= world.now) return false;
+  const at = random.int(earliest, world.now);
+  if (kind === "open") recordOpen(world, schedule, at);
+  else recordClick(world, schedule, random.pick(schedule.sequence.links.length > 0 ? schedule.sequence.links : LINKS), at);
+  return true;
+}
+
+/** A lead added between two page requests; campaigns that can no longer gain leads gain nothing. */
+export function arriveLead(world: World, account: Account, campaign: CampaignRecord, random: Random): boolean {
+  if (["complete", "cancelled", "failed"].includes(campaign.status)) return false;
+  joinLeads(world, account, campaign, 1, world.now, random);
+  return true;
+}
+
+/** A campaign, domain or contact list created by someone else while the client pages. */
+export function arriveAccountRecord(world: World, account: Account, kind: "campaign" | "domain" | "contactList", workspace: WorkspaceRecord, random: Random): void {
+  switch (kind) {
+    case "campaign": {
+      const profile = { ...SCALES.small, leadsPerCampaign: [1, 5] as [number, number] };
+      seedCampaign(world, account, workspace, random, profile, "creating", account.campaigns.length).createdOn = world.now;
+      return;
+    }
+    case "domain": {
+      addDomain(world, account, workspace, random, "creating").createdOn = world.now;
+      return;
+    }
+    case "contactList": {
+      const list = addContactList(world, account, workspace, random, "processing");
+      list.createdOn = world.now;
+      return;
+    }
+  }
+}

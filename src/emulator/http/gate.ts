@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { FastifyInstance } from "fastify";
+import { API_KEY_HEADER, API_PREFIX, PATHS } from "../../upstream/endpoints.ts";
+import { answerFault, truncatedBody } from "../faults.ts";
+import { attachState, stateOf, type EmulatorContext } from "./context.ts";
+
+/**
+ * What stands between a client and the /api/v1/ handlers, in the order of
+ * contract A.2: the API key (401), the per-key rate limit (429), then the
+ * injected faults and latency. Unknown paths and wrong methods (404, 405) are
+ * answered by the not-found handler before any of this, and /admin/ routes
+ * never pass through here.
+ */
+
+const LISTINGS: ReadonlySet<string> = new Set([PATHS.campaigns, PATHS.domains, PATHS.contacts, PATHS.leads, PATHS.linkClickEvents, PATHS.emailOpenEvents]);
+
+function isApi(url: string): boolean {
+  return url.startsWith(`${API_PREFIX}/`);
+}
+
+function pathOf(url: string): string {
+  return url.split("?", 1)[0] ?? url;
+}
+
+export function registerGate(app: FastifyInstance, context: EmulatorContext): void {
+  const { world, settings, faults, rateLimiter } = context;
+
+  app.addHook("onRequest", async (request, reply) => {
+    if (!isApi(request.url) || request.is404) return;
+    const key = request.headers[API_KEY_HEADER];
+    const account = typeof key === "string" && key !== "" ? world.accounts.get(key) : undefined;
+    if (!account) {
+      return reply.code(401).send({ message: key === undefined || key === "" ? "missing X-Api-Key header" : "unknown API key in X-Api-Key" });
+    }
+    if (settings.rateLimit > 0) {
+      const retryAfter = rateLimiter.hit(key as string, settings.rateLimit);
+      if (retryAfter !== undefined) {
+        return reply
+          .code(429)
+          .header("retry-after", String(retryAfter))
+          .send({ message: `rate limit of ${settings.rateLimit} requests per second exceeded; retry after ${retryAfter} second(s)` });
+      }
+    }
+    const fault = faults.draw(settings.faults, LISTINGS.has(pathOf(request.url)));
+    attachState(request, { account, fault });
+    switch (fault) {
+      case "server-error":
+      case "bad-gateway":
+      case "unavailable":
+      case "throttle":
+        return answerFault(fault, reply, faults.flip());
+      case "slow":
+        await sleep(settings.slowMs);
+        return;
+      default:
+        return;
+    }
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (!isApi(request.url)) return payload;
+    if (settings.latencyMs > 0) await sleep(settings.latencyMs);
+    return stateOf(request)?.fault === "drop" ? truncatedBody(reply, payload) : payload;
+  });
+}

@@ -1,0 +1,68 @@
+import type { z } from "zod";
+import { badRequest } from "./errors.ts";
+
+/**
+ * zod validation that answers 400 with one readable line per violated rule,
+ * each prefixed by the field's path ("update_data.daily_email_limit: must be
+ * at most 100"). Messages written into the schemas win over these defaults.
+ */
+
+type Issue = z.core.$ZodRawIssue;
+
+function bound(issue: Issue & { origin?: string }, limit: unknown, word: "least" | "most"): string {
+  switch (issue.origin) {
+    case "string":
+      return `must be at ${word} ${String(limit)} characters long`;
+    case "array":
+    case "set":
+      return `must have at ${word} ${String(limit)} items`;
+    default:
+      return `must be at ${word} ${String(limit)}`;
+  }
+}
+
+const ARTICLES: Record<string, string> = {
+  int: "an integer",
+  number: "a number",
+  string: "a string",
+  boolean: "a boolean (true or false)",
+  object: "an object",
+  array: "an array",
+};
+
+/** A zod error map with short messages meant to follow a field name. */
+export function readable(issue: Issue): string | undefined {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return "is required";
+      return `must be ${ARTICLES[issue.expected] ?? issue.expected}`;
+    case "too_big":
+      return bound(issue, issue.maximum, "most");
+    case "too_small":
+      return bound(issue, issue.minimum, "least");
+    case "invalid_value":
+      return `must be one of: ${issue.values.map(String).join(", ")}`;
+    case "invalid_format":
+      return issue.format === "email" ? "must be an email address" : `must match the ${issue.format} format`;
+    case "unrecognized_keys":
+      return `unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`;
+    default:
+      return undefined;
+  }
+}
+
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
+  return issues
+    .map((issue) => {
+      const path = issue.path.map(String).join(".");
+      return `${path === "" ? root : path}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+/** Parses `value` or throws a 400 naming every problem; `root` names the value itself (e.g. "body"). */
+export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, root: string): z.infer<S> {
+  const result = schema.safeParse(value, { error: readable });
+  if (result.success) return result.data;
+  throw badRequest(describeIssues(result.error.issues, root));
+}

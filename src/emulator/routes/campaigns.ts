@@ -1,0 +1,79 @@
+import type { FastifyPluginAsync } from "fastify";
+import { LIFECYCLE_PATHS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
+import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema, workspaceFilterQuery } from "../../upstream/requests.ts";
+import { arriveAccountRecord } from "../arrivals.ts";
+import { nestFlatFields, readBody } from "../http/bodies.ts";
+import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
+import { badRequest, conflict } from "../http/errors.ts";
+import { findCampaign, findWorkspace, pageOf } from "../http/lookup.ts";
+import { parseOr400 } from "../http/validation.ts";
+import { LIFECYCLE_RULES, applyLifecycle, updateCampaign } from "../operations.ts";
+import type { CampaignRecord } from "../store/model.ts";
+import { renderCampaign, renderCampaignListItem } from "../store/render.ts";
+
+/** Campaigns: list (#1), retrieve (#2), update (#3) and the lifecycle operations (#4–#7). */
+
+const LIFECYCLE_VERBS: Record<Lifecycle, string> = { start: "started", pause: "paused", resume: "resumed", cancel: "cancelled" };
+
+function statesText(states: readonly string[]): string {
+  return states.length === 1 ? `state ${states[0]}` : `states ${states.join(", ")}`;
+}
+
+/** Cross-checks that need the campaign (contract A.5), after the state check. */
+function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingDomains: readonly number[], accountDomains: ReadonlySet<number>): void {
+  const sequences = campaign.sequences.length;
+  if (strategy === "single-message" && sequences !== 1) {
+    throw badRequest(`update_data.scheduling_strategy: single-message needs exactly one email sequence; the campaign has ${sequences}`);
+  }
+  if (strategy !== "single-message" && sequences === 1) {
+    throw badRequest(`update_data.scheduling_strategy: the campaign has exactly one email sequence, so it must be single-message`);
+  }
+  const unknown = sendingDomains.filter((id) => !accountDomains.has(id));
+  if (unknown.length > 0) throw badRequest(`update_data.sending_domains: unknown domain id(s) ${unknown.join(", ")}`);
+}
+
+export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
+  app.get(PATHS.campaigns, async (request) => {
+    const query = parseOr400(workspaceFilterQuery, request.query, "query");
+    const account = accountOf(request);
+    const workspace = findWorkspace(account, query.workspace_id);
+    if (takeInsertFault(request)) {
+      arriveAccountRecord(context.world, account, "campaign", workspace ?? context.faults.content.pick(account.workspaces.items), context.faults.content);
+    }
+    return pageOf(context, workspace ? workspace.campaigns : account.campaigns, query, renderCampaignListItem);
+  });
+
+  app.get(PATHS.campaign, async (request) => {
+    const query = parseOr400(campaignUidQuery, request.query, "query");
+    return renderCampaign(findCampaign(accountOf(request), query.campaign_uid));
+  });
+
+  app.patch(PATHS.campaign, async (request) => {
+    const { encoding, value } = await readBody(request);
+    const body = parseOr400(updateCampaignBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "update_data", ["campaign_uid"]) : value, "body");
+    const account = accountOf(request);
+    const campaign = findCampaign(account, body.campaign_uid);
+    if (campaign.status !== "created") throw conflict(`campaign is ${campaign.status}; update is allowed only in state created`);
+    const domains = new Set(account.domains.items.map((domain) => domain.id));
+    checkUpdateAgainst(campaign, body.update_data.scheduling_strategy, body.update_data.sending_domains, domains);
+    updateCampaign(context.world, campaign, body.update_data);
+    return renderCampaign(campaign);
+  });
+
+  for (const [operation, path] of Object.entries(LIFECYCLE_PATHS) as [Lifecycle, string][]) {
+    app.post(path, async (request) => {
+      const { value } = await readBody(request);
+      const body = parseOr400(lifecycleBody, value, "body");
+      const campaign = findCampaign(accountOf(request), body.campaign_uid);
+      const rule = LIFECYCLE_RULES[operation];
+      if (!rule.from.includes(campaign.status)) {
+        throw conflict(`campaign is ${campaign.status}; ${operation} is allowed only in ${statesText(rule.from)}`);
+      }
+      if (operation === "start" && campaign.sequences.length === 0) {
+        throw conflict("campaign has no email sequence; start needs at least one");
+      }
+      applyLifecycle(context.world, campaign, operation);
+      return { message: `campaign ${campaign.uid} ${LIFECYCLE_VERBS[operation]}; it is now ${campaign.status}` };
+    });
+  }
+};

@@ -1,0 +1,29 @@
+import type { FastifyPluginAsync } from "fastify";
+import { PATHS } from "../../upstream/endpoints.ts";
+import { campaignPageQuery, leadUidQuery } from "../../upstream/requests.ts";
+import { arriveLead } from "../arrivals.ts";
+import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
+import { notFound } from "../http/errors.ts";
+import { findCampaign, pageOf } from "../http/lookup.ts";
+import { parseOr400 } from "../http/validation.ts";
+import { renderLead } from "../store/render.ts";
+
+/** Leads: list a campaign's leads (#11), retrieve one (#12). */
+export const leadRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
+  const { world } = context;
+
+  app.get(PATHS.leads, async (request) => {
+    const query = parseOr400(campaignPageQuery, request.query, "query");
+    const account = accountOf(request);
+    const campaign = findCampaign(account, query.campaign_uid);
+    if (takeInsertFault(request)) arriveLead(world, account, campaign, context.faults.content);
+    return pageOf(context, campaign.leads, query, (lead) => renderLead(world, lead));
+  });
+
+  app.get(PATHS.lead, async (request) => {
+    const { lead_uid: uid } = parseOr400(leadUidQuery, request.query, "query");
+    const lead = world.findLead(accountOf(request), uid);
+    if (!lead) throw notFound(`lead_uid: no lead "${uid}"`);
+    return renderLead(world, lead);
+  });
+};

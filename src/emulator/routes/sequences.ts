@@ -1,0 +1,58 @@
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { PATHS } from "../../upstream/endpoints.ts";
+import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery } from "../../upstream/requests.ts";
+import { nestFlatFields, readBody } from "../http/bodies.ts";
+import { accountOf, type EmulatorContext } from "../http/context.ts";
+import { badRequest, conflict, notFound } from "../http/errors.ts";
+import { findCampaign } from "../http/lookup.ts";
+import { parseOr400 } from "../http/validation.ts";
+import { createSequence, deleteSequence } from "../operations.ts";
+import type { SequenceRecord } from "../store/model.ts";
+import type { Account } from "../store/world.ts";
+import { renderSequence } from "../store/render.ts";
+
+/** Email sequences: create (#8), retrieve (#9), delete (#10). */
+
+function findSequence(account: Account, id: number): SequenceRecord {
+  const sequence = account.sequencesById.get(id);
+  if (!sequence) throw notFound(`id: no email sequence ${id}`);
+  return sequence;
+}
+
+function namesId(query: unknown): boolean {
+  return typeof query === "object" && query !== null && "id" in query;
+}
+
+/** The id to delete: from the query string (contract A.1), else from a body {"id": N}. */
+async function idToDelete(request: FastifyRequest): Promise<number> {
+  if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query").id;
+  const { encoding, value } = await readBody(request);
+  if (value === undefined) throw badRequest("id: is required, in the query string or as a JSON body {\"id\": N}");
+  return parseOr400(encoding === "json" ? sequenceIdBody : sequenceIdQuery, value, "body").id;
+}
+
+export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
+  app.post(PATHS.emailSequence, async (request) => {
+    const { encoding, value } = await readBody(request);
+    const body = parseOr400(createSequenceBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "sequence_data", ["campaign_uid"]) : value, "body");
+    const account = accountOf(request);
+    const campaign = findCampaign(account, body.campaign_uid);
+    if (campaign.status !== "created") throw conflict(`campaign is ${campaign.status}; creating an email sequence is allowed only in state created`);
+    return renderSequence(createSequence(context.world, account, campaign, body.sequence_data));
+  });
+
+  app.get(PATHS.emailSequence, async (request) => {
+    const { id } = parseOr400(sequenceIdQuery, request.query, "query");
+    return renderSequence(findSequence(accountOf(request), id));
+  });
+
+  app.delete(PATHS.emailSequence, async (request) => {
+    const id = await idToDelete(request);
+    const account = accountOf(request);
+    const sequence = findSequence(account, id);
+    const status = sequence.campaign.status;
+    if (status !== "created") throw conflict(`campaign is ${status}; deleting an email sequence is allowed only in state created`);
+    deleteSequence(context.world, account, sequence);
+    return { message: `email sequence ${id} deleted` };
+  });
+};

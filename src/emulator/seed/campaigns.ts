@@ -1,0 +1,228 @@
+import type { CampaignStatus, SchedulingStrategy } from "../../upstream/enums.ts";
+import { campaignSenders, createContact } from "../people.ts";
+import { planSchedules } from "../planning.ts";
+import type { Random } from "../random.ts";
+import type { CampaignRecord, ContactRecord, WorkspaceRecord } from "../store/model.ts";
+import { addLead, campaignCollections } from "../store/records.ts";
+import type { Account, World } from "../store/world.ts";
+import { playHistory } from "./history.ts";
+import type { ScaleProfile } from "./scales.ts";
+import { seedSequences } from "./sequences.ts";
+import { campaignSettings } from "./settings.ts";
+
+/**
+ * Generated campaigns. Every account gets one campaign of each kind below
+ * (so every status appears, and `created` with 0, 1 and several sequences),
+ * then more of the common kinds. A campaign's timeline is chosen from how
+ * long its leads take to send, and its past is then played forward to now.
+ */
+
+export type CampaignKind =
+  | "creating"
+  | "created-empty"
+  | "created-single"
+  | "created-multi"
+  | "scheduled"
+  | "running"
+  | "paused"
+  | "complete"
+  | "cancelled"
+  | "failed";
+
+/** Campaigns whose sequences a client can discover come first, so the sequences that must cover every label and content type do. */
+export const REQUIRED_KINDS: readonly CampaignKind[] = [
+  "created-multi",
+  "created-single",
+  "running",
+  "complete",
+  "created-empty",
+  "scheduled",
+  "paused",
+  "cancelled",
+  "failed",
+  "creating",
+];
+
+const EXTRA_KIND_WEIGHTS: Partial<Record<CampaignKind, number>> = {
+  running: 3,
+  complete: 3,
+  paused: 1,
+  cancelled: 1,
+  "created-multi": 1,
+  scheduled: 0.5,
+  failed: 0.5,
+};
+
+const RUN_STRATEGIES: readonly SchedulingStrategy[] = ["testing", "sequential", "no-followup-limit", "smart-queue", "single-message"];
+const MULTI_STRATEGIES: readonly SchedulingStrategy[] = ["sequential", "no-followup-limit", "smart-queue"];
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+export function campaignKinds(random: Random, count: number): CampaignKind[] {
+  const kinds = [...REQUIRED_KINDS];
+  while (kinds.length < count) kinds.push(random.weighted(EXTRA_KIND_WEIGHTS as Record<CampaignKind, number>));
+  return kinds;
+}
+
+const STATUS_OF_KIND: Record<CampaignKind, CampaignStatus> = {
+  creating: "creating",
+  "created-empty": "created",
+  "created-single": "created",
+  "created-multi": "created",
+  scheduled: "scheduled",
+  running: "running",
+  paused: "paused",
+  complete: "complete",
+  cancelled: "cancelled",
+  failed: "failed",
+};
+
+function strategyAndSteps(random: Random, kind: CampaignKind, position: number): [SchedulingStrategy, number] {
+  switch (kind) {
+    case "created-empty":
+      return [random.pick(MULTI_STRATEGIES), 0];
+    case "created-single":
+      return ["single-message", 1];
+    case "created-multi":
+      return [random.pick(MULTI_STRATEGIES), random.int(2, 4)];
+    default: {
+      const strategy = RUN_STRATEGIES[position % RUN_STRATEGIES.length] as SchedulingStrategy;
+      return [strategy, strategy === "single-message" ? 1 : random.int(strategy === "testing" ? 1 : 2, 4)];
+    }
+  }
+}
+
+export function seedCampaign(world: World, account: Account, workspace: WorkspaceRecord, random: Random, profile: ScaleProfile, kind: CampaignKind, position: number): CampaignRecord {
+  const [strategy, steps] = strategyAndSteps(random, kind, position);
+  const leads = random.int(...profile.leadsPerCampaign);
+  const serial = world.ids.take("campaign");
+  const lists = workspace.contactLists.items;
+  const campaign: CampaignRecord = {
+    serial,
+    uid: world.uids.encode("campaign", serial),
+    workspace,
+    createdOn: world.now,
+    scheduledStart: null,
+    settings: campaignSettings(random, { position, editable: kind.startsWith("created"), strategy, leads, domains: workspace.domains.items, workspace }),
+    status: STATUS_OF_KIND[kind],
+    bounces: 0,
+    paused: false,
+    pausedOn: null,
+    generatingSchedules: kind === "creating",
+    deletingSchedules: false,
+    archived: false,
+    bounceBlocked: false,
+    startedRunningAt: null,
+    completedAt: null,
+    cancelledAt: null,
+    contactLists: random.sample(lists, random.int(1, Math.min(2, lists.length))),
+    sequences: [],
+    ...campaignCollections(),
+    sendQueue: null,
+    sendQueueHead: 0,
+  };
+  account.campaigns.push(campaign);
+  workspace.campaigns.push(campaign);
+  account.campaignsByUid.set(campaign.uid, campaign);
+  seedSequences(world, account, campaign, random, steps);
+  const senders = campaignSenders(campaign);
+  for (const contact of contactsFor(world, workspace, random, leads)) addLead(world, account, campaign, contact, random.pick(senders), kind !== "creating");
+  setTimeline(world, account, campaign, random, kind);
+  return campaign;
+}
+
+/** Distinct contacts for one campaign: some already known to the workspace (shared with other campaigns), the rest new. */
+function contactsFor(world: World, workspace: WorkspaceRecord, random: Random, count: number): ContactRecord[] {
+  const known = workspace.contacts;
+  const reused = Math.min(known.length, Math.floor(count * (0.1 + random.next() * 0.2)));
+  const start = random.int(0, Math.max(0, known.length - reused));
+  const contacts = known.slice(start, start + reused);
+  while (contacts.length < count) contacts.push(createContact(world, workspace, random));
+  return contacts;
+}
+
+function between(random: Random, low: number, high: number): number {
+  return Math.floor(low + random.next() * (high - low));
+}
+
+/** The campaign's dates, then its past played from its start up to now. */
+function setTimeline(world: World, account: Account, campaign: CampaignRecord, random: Random, kind: CampaignKind): void {
+  const now = world.now;
+  const leads = campaign.leads.items;
+  const span = measureSpan(campaign, now);
+  switch (kind) {
+    case "creating":
+      campaign.createdOn = now - between(random, MINUTE_MS, 9 * MINUTE_MS);
+      return;
+    case "created-empty":
+    case "created-single":
+    case "created-multi":
+      campaign.createdOn = now - between(random, HOUR_MS, 20 * DAY_MS);
+      planSchedules(campaign, leads, now + DAY_MS);
+      return;
+    case "scheduled": {
+      const start = now + between(random, 2 * HOUR_MS, 7 * DAY_MS);
+      campaign.createdOn = now - between(random, HOUR_MS, 10 * DAY_MS);
+      campaign.scheduledStart = start;
+      planSchedules(campaign, leads, start);
+      return;
+    }
+    case "running":
+    case "paused":
+    case "failed": {
+      const start = now - Math.max(span * (0.2 + random.next() * 0.5), DAY_MS);
+      run(campaign, random, start);
+      if (kind === "running") return playHistory(world, account, campaign, random, now, "created");
+      const stop = between(random, start + (now - start) * 0.3, start + (now - start) * 0.95);
+      if (kind === "paused") {
+        campaign.paused = true;
+        campaign.pausedOn = stop;
+        return playHistory(world, account, campaign, random, stop, "created");
+      }
+      campaign.bounceBlocked = true;
+      return playHistory(world, account, campaign, random, stop, "cancelled");
+    }
+    case "complete": {
+      let start = now - span - between(random, 8 * DAY_MS, 30 * DAY_MS);
+      run(campaign, random, start);
+      while (leads.some((lead) => lead.schedules.some((schedule) => schedule.at > now))) {
+        start -= 7 * DAY_MS;
+        run(campaign, random, start);
+      }
+      campaign.archived = random.chance(0.4);
+      playHistory(world, account, campaign, random, now, "created");
+      let completedAt = start;
+      for (const lead of leads) for (const schedule of lead.schedules) completedAt = Math.max(completedAt, schedule.sentOn ?? schedule.at);
+      campaign.completedAt = completedAt;
+      return;
+    }
+    case "cancelled": {
+      campaign.archived = random.chance(0.3);
+      campaign.deletingSchedules = random.chance(0.2);
+      if (campaign.serial % 3 === 0) {
+        campaign.createdOn = now - between(random, 2 * DAY_MS, 40 * DAY_MS);
+        planSchedules(campaign, leads, campaign.createdOn + DAY_MS);
+        campaign.cancelledAt = between(random, campaign.createdOn + HOUR_MS, now);
+        return playHistory(world, account, campaign, random, campaign.createdOn, "cancelled");
+      }
+      const start = now - Math.max(span * (0.3 + random.next() * 0.5), DAY_MS);
+      run(campaign, random, start);
+      campaign.cancelledAt = between(random, start + (now - start) * 0.3, start + (now - start) * 0.9);
+      return playHistory(world, account, campaign, random, campaign.cancelledAt, "cancelled");
+    }
+  }
+}
+
+function measureSpan(campaign: CampaignRecord, start: number): number {
+  planSchedules(campaign, campaign.leads.items, start);
+  let last = start;
+  for (const lead of campaign.leads.items) for (const schedule of lead.schedules) last = Math.max(last, schedule.at);
+  return last - start;
+}
+
+function run(campaign: CampaignRecord, random: Random, start: number): void {
+  campaign.createdOn = start - between(random, HOUR_MS, 5 * DAY_MS);
+  campaign.startedRunningAt = start;
+  planSchedules(campaign, campaign.leads.items, start);
+}
