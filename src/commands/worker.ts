@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { Command } from "commander";
 import { Migrator } from "kysely";
 import { migrations } from "../../migrations/index.ts";
-import { loadConfig, type Config } from "../config.ts";
+import { ConfigError, duration, loadConfig, type Config } from "../config.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { startHttpServer } from "../http/server.ts";
 import type { Logger } from "../logger.ts";
@@ -28,6 +28,14 @@ const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 interface WorkerFlags {
   concurrency?: string;
   port?: string;
+  stallTimeout: string;
+}
+
+/** One knob for BullMQ's lock and stalled-check periods and the run lease: how soon a dead worker's job moves on. */
+function stallTuning(flag: string): Partial<WorkerTuning> {
+  const parsed = duration.safeParse(flag);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `--stall-timeout: ${issue.message}`));
+  return { lockDurationMs: parsed.data, stalledIntervalMs: parsed.data, leaseTtlMs: parsed.data };
 }
 
 export function register(program: Command): void {
@@ -36,6 +44,7 @@ export function register(program: Command): void {
     .description("BullMQ workers and the discovery scheduler; /healthz, /metrics and /admin/queues over HTTP")
     .option("--concurrency <n>", "campaign-sync jobs run at once by this process (overrides COLDSYNC_CONCURRENCY)")
     .option("--port <n>", "port for health, metrics and the queue dashboard (overrides COLDSYNC_HTTP_PORT)")
+    .option("--stall-timeout <duration>", "how long the job of a worker that died waits before another worker resumes it", "30s")
     .action(async (flags: WorkerFlags) => {
       // Flags go through the same validation as the variables they override.
       const config = loadConfig(
@@ -46,9 +55,12 @@ export function register(program: Command): void {
         },
         ["apiKey", "databaseUrl"],
       );
+      const tuning = stallTuning(flags.stallTimeout);
       const logger = loggerFor(config);
-      const worker = await startWorker(config, { logger });
-      const signal = await firstSignal();
+      // Listening before anything starts: a signal during start-up drains as soon as start-up is done.
+      const stopRequested = firstSignal();
+      const worker = await startWorker(config, { logger, tuning });
+      const signal = await stopRequested;
       logger.info({ signal }, "draining: no new jobs; runs in flight stop after their current page");
       forceExitAfter(SHUTDOWN_TIMEOUT_MS, logger);
       await worker.close();
