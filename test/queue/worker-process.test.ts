@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { Redis } from "ioredis";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openQueues, type Queues } from "../../src/queue/queues.ts";
+import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useEmulator } from "../support/emulator.ts";
+import { useTestRedis } from "../support/redis.ts";
+import { distinctiveApiKey, expectWarehouseToMatch, redisContents, waitUntilQuiet, workerEnv } from "./end-to-end.ts";
+import { openMigratedWarehouse } from "./warehouse.ts";
+
+/**
+ * `coldsync worker` as production runs it: a child process per worker. Every
+ * upstream answer is held back a little, so a campaign takes long enough to
+ * be interrupted in the middle.
+ */
+
+const API_KEY = distinctiveApiKey();
+const emulator = useEmulator({ apiKeys: [API_KEY], latencyMs: 15 });
+const databaseUrl = useTestDatabase("process");
+const testRedis = useTestRedis("process");
+let warehouse: Warehouse;
+let redis: Redis;
+let queues: Queues;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  warehouse = await openMigratedWarehouse(databaseUrl());
+  emulator().advance(3_600);
+  redis = new Redis(testRedis.url);
+  queues = openQueues(redis, { prefix: testRedis.prefix });
+});
+
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
+afterAll(async () => {
+  await queues.close();
+  redis.disconnect();
+  await warehouse.destroy();
+});
+
+function spawnWorker(): { child: ChildProcess; output: () => string } {
+  const env = workerEnv({ apiUrl: emulator().url, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix });
+  const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "2s", "--concurrency", "2"], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  return { child, output: () => text };
+}
+
+/** The id of a campaign run that starts after `afterId` and is still going. */
+async function campaignRunInFlight(afterId: number): Promise<number> {
+  let found = 0;
+  await expect
+    .poll(
+      async () => {
+        const { rows } = await sql<{ id: number }>`SELECT id::int AS id FROM sync_runs WHERE scope IS NOT NULL AND outcome = 'running' AND id > ${afterId} ORDER BY id LIMIT 1`.execute(
+          warehouse.db,
+        );
+        found = rows[0]?.id ?? 0;
+        return found;
+      },
+      { timeout: 20_000, interval: 50 },
+    )
+    .toBeGreaterThan(0);
+  return found;
+}
+
+async function lastRunId(): Promise<number> {
+  const { rows } = await sql<{ id: number | null }>`SELECT max(id)::int AS id FROM sync_runs`.execute(warehouse.db);
+  return rows[0]?.id ?? 0;
+}
+
+describe("coldsync worker, as a process", () => {
+  it("drains on SIGTERM: the run in flight stops at a page boundary, its job goes back to the queue, exit 0", async () => {
+    const worker = spawnWorker();
+    const runId = await campaignRunInFlight(0);
+    const exited = once(worker.child, "exit");
+    worker.child.kill("SIGTERM");
+    const [code] = (await exited) as [number | null];
+    expect(code, worker.output()).toBe(0);
+    const { rows } = await sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE id = ${runId}`.execute(warehouse.db);
+    expect(rows[0]?.outcome).toBe("aborted");
+    expect(await queues.campaignSync.getFailedCount()).toBe(0);
+    expect(await queues.campaignSync.getWaitingCount()).toBeGreaterThan(0);
+  });
+
+  it("resumes a campaign whose worker was killed with SIGKILL in another worker, and ends equal to the upstream", async () => {
+    const doomed = spawnWorker();
+    await campaignRunInFlight(await lastRunId());
+    const orphaned = (await queues.campaignSync.getActive()).map((job) => job.id);
+    expect(orphaned.length).toBeGreaterThan(0);
+    const killed = once(doomed.child, "exit");
+    doomed.child.kill("SIGKILL");
+    await killed;
+
+    const survivor = spawnWorker();
+    await waitUntilQuiet(testRedis.url, testRedis.prefix, 25_000);
+    for (const id of orphaned) {
+      const job = await queues.campaignSync.getJob(id as string);
+      expect(await job?.getState(), survivor.output()).toBe("completed");
+      expect(job?.stalledCounter).toBeGreaterThan(0);
+    }
+    expect(await queues.campaignSync.getFailedCount()).toBe(0);
+    await expectWarehouseToMatch(warehouse.db, emulator(), API_KEY);
+    expect((await redisContents(testRedis.url, testRedis.prefix)).filter((text) => text.includes(API_KEY))).toEqual([]);
+
+    const exited = once(survivor.child, "exit");
+    survivor.child.kill("SIGTERM");
+    expect(((await exited) as [number | null])[0], survivor.output()).toBe(0);
+  });
+});
