@@ -12,6 +12,8 @@ import { useTestDatabase } from "../support/database.ts";
  */
 export interface Backend {
   name: "postgres" | "pglite";
+  /** The PostgreSQL database's URL, for tests that need a connection of their own. */
+  databaseUrl?: () => string;
   /** A fresh, empty warehouse in `schema`; each call opens a new one. */
   open(schema?: string): Promise<Warehouse>;
 }
@@ -25,6 +27,7 @@ export function useBackends(label: string): Backend[] {
   return [
     {
       name: "postgres",
+      databaseUrl,
       open: (schema = "coldsync") => openWarehouse({ databaseUrl: databaseUrl(), dataDir: tmpdir(), schema }),
     },
     {
