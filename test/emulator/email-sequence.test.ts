@@ -28,7 +28,7 @@ beforeAll(async () => {
   createdUid = createdCampaign(seed).summary.uid;
 });
 
-const validSequence = () => ({ order: 2, subject: "Following up 👋", body: "Hi {{first_name}},\njust checking in.", next_message_days: 4 });
+const validSequence = () => ({ order: 2, subject: "Following up 👋", body: "Hi {{first_name}}, just checking in.", next_message_days: 4 });
 
 function create(encoding: Encoding, sequenceData: Record<string, unknown>, campaignUid = createdUid) {
   return api.send("POST", PATHS.emailSequence, bodyOf(encoding, { campaign_uid: campaignUid, sequence_data: sequenceData }));

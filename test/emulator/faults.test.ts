@@ -147,3 +147,19 @@ describe("none", () => {
     expect(tally.seen).toEqual({ serverError: 0, tooManyRequests: 0, nonJsonError: 0, dropped: 0, slow: 0, inserted: 0 });
   });
 });
+
+describe("latency", () => {
+  it("latencyMs holds every answer at least that long", async () => {
+    const api = new Api(emulator().url, "a");
+    emulator().settings.latencyMs = 250;
+    try {
+      for (const path of [PATHS.campaigns, PATHS.workspaces, PATHS.domains]) {
+        const started = performance.now();
+        expect((await api.get(path)).status).toBe(200);
+        expect(performance.now() - started).toBeGreaterThanOrEqual(245);
+      }
+    } finally {
+      emulator().settings.latencyMs = 0;
+    }
+  });
+});

@@ -6,7 +6,7 @@ import { Api, messageOf, readCampaign, sequenceCountOf, useEmulator } from "../s
 
 /** Contract A.4: start, pause, resume, cancel. Each mutating test works in an account of its own. */
 
-const ACCOUNTS = ["readonly", "start-created", "start-empty", "start-scheduled", "pause", "resume", "cancel-created", "cancel-scheduled", "cancel-running", "cancel-paused", "chain"];
+const ACCOUNTS = ["readonly", "start-created", "start-empty", "start-after-sequence", "start-scheduled", "pause", "resume", "cancel-created", "cancel-scheduled", "cancel-running", "cancel-paused", "chain"];
 const emulator = useEmulator({ apiKeys: ACCOUNTS, seed: 19 });
 
 const apiFor = (key: string) => new Api(emulator().url, key);
@@ -61,6 +61,17 @@ describe("allowed transitions", () => {
     expect(answer.status).toBe(409);
     expect(messageOf(answer)).toMatch(/sequence/);
     expect(await read("start-empty", uid)).toEqual(before);
+  });
+
+  it("an empty created campaign starts once it has a sequence", async () => {
+    const key = "start-after-sequence";
+    const uid = await campaignIn(key, "created", (n) => n === 0);
+    const sequence = await apiFor(key).send("POST", PATHS.emailSequence, {
+      kind: "json",
+      value: { campaign_uid: uid, sequence_data: { order: 1, subject: "Hello", body: "Hi" } },
+    });
+    expect(sequence.status).toBe(200);
+    expect((await expectSuccess(key, "start", uid)).status).toBe("running");
   });
 
   it("start moves a scheduled campaign to running and sets started_running_at", async () => {

@@ -91,6 +91,13 @@ describe.each(listings)("$name", (listing) => {
     expect(answer.json).toEqual({ data: [], total });
   });
 
+  it("an offset equal to the total answers 200 with no data", async () => {
+    const { total } = await api.page(listing.path, listing.query());
+    const answer = await api.get(listing.path, { ...listing.query(), offset: total, limit: 100 });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ data: [], total });
+  });
+
   it("walking every page with limit 100 yields exactly total distinct records", async () => {
     const { records, total } = await api.walk(listing.path, listing.query(), listing.schema, 100);
     expect(records.length).toBe(total);
@@ -124,6 +131,12 @@ describe("ordering", () => {
     const { records } = await api.walk(PATHS.campaigns, {}, resources.campaignListItem);
     const created = records.map((record) => Date.parse(record.created_on));
     expect(created).toEqual([...created].sort((x, y) => x - y));
+  });
+
+  it("desc pages tile the listing too: a walk with small pages sees every record once", async () => {
+    emulator().settings.order = "desc";
+    const { records, total } = await api.walk(PATHS.campaigns, {}, resources.campaignListItem, 4);
+    expect(new Set(records.map((record) => record.uid)).size).toBe(total);
   });
 
   it("shuffle keeps a listing's order stable across its own pages, so a walk sees every record once", async () => {

@@ -207,6 +207,27 @@ describe("events agree with schedules", () => {
     }
   });
 
+  it("a contact shared by several leads reads the same in each", () => {
+    const byId = new Map<number, string>();
+    let shared = 0;
+    for (const lead of a.campaigns.flatMap((data) => data.leads)) {
+      const seen = byId.get(lead.contact.id);
+      if (seen !== undefined) {
+        shared += 1;
+        expect(JSON.stringify(lead.contact)).toBe(seen);
+      }
+      byId.set(lead.contact.id, JSON.stringify(lead.contact));
+    }
+    expect(shared).toBeGreaterThan(0);
+  });
+
+  it("lead and schedule identifiers are unique across the account", () => {
+    const leads = a.campaigns.flatMap((data) => data.leads.map((lead) => lead.uid));
+    const schedules = schedulesIn(a).map((schedule) => schedule.id);
+    expect(new Set(leads).size).toBe(leads.length);
+    expect(new Set(schedules).size).toBe(schedules.length);
+  });
+
   it("every lead's schedules belong to sequences of its own campaign only", () => {
     const owner = new Map<number, string>();
     for (const data of a.campaigns) {

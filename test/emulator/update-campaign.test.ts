@@ -252,6 +252,32 @@ describe("body and state errors", () => {
     messageOf(answer);
   });
 
+  it("a form may carry update_data as JSON text", async () => {
+    const data = { ...validFor("many"), name: "Sent as JSON text in a form" };
+    const answer = await api.send("PATCH", PATHS.campaign, {
+      kind: "form",
+      fields: [
+        ["campaign_uid", targets.many.summary.uid],
+        ["update_data", JSON.stringify(data)],
+      ],
+    });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(200);
+    expect(parseStrict(resources.campaign, answer.json, "campaign").settings).toMatchObject(data);
+  });
+
+  it("the ground truth follows the new sending_domains", async () => {
+    const domains = domainsOfWorkspace(seed, targets.many.campaign.workspace_id);
+    expect(domains.length).toBeGreaterThan(0);
+    const answer = await update("json", "many", set("sending_domains", domains));
+    expect(answer.status).toBe(200);
+    const uid = targets.many.summary.uid;
+    const inTruth = emulator()
+      .truth("a")
+      .keys.campaign_sending_domains.filter((key) => key.startsWith(`${uid}|`))
+      .sort();
+    expect(inTruth).toEqual(domains.map((id) => `${uid}|${id}`).sort());
+  });
+
   it("form arrays may also come as repeated keys", async () => {
     const data = validFor("many");
     const fields = Object.entries({ ...data, skip_days: undefined })
@@ -277,4 +303,23 @@ describe("body and state errors", () => {
       expect(messageOf(answer)).toMatch(new RegExp(`${status}|created`));
     },
   );
+});
+
+describe("strategy follows the live number of sequences", () => {
+  it("adding a sequence to an empty campaign makes single-message valid and sequential invalid; deleting it reverts", async () => {
+    const uid = targets.none.summary.uid;
+    const created = await api.send("POST", PATHS.emailSequence, {
+      kind: "json",
+      value: { campaign_uid: uid, sequence_data: { order: 1, subject: "Hello", body: "Hi" } },
+    });
+    expect(created.status).toBe(200);
+    const id = parseStrict(resources.emailSequence, created.json, "sequence").id;
+    try {
+      expect((await update("json", "none", set("scheduling_strategy", "single-message"))).status).toBe(200);
+      expect((await update("json", "none", set("scheduling_strategy", "sequential"))).status).toBe(400);
+    } finally {
+      expect((await api.request("DELETE", PATHS.emailSequence, { query: { id } })).status).toBe(200);
+    }
+    expect((await update("json", "none", set("scheduling_strategy", "single-message"))).status).toBe(400);
+  });
 });
