@@ -1,0 +1,30 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { useTestDatabase } from "../support/database.ts";
+
+const run = promisify(execFile);
+
+/**
+ * `coldsync migrate` as a user runs it, through bin/coldsync.js. The embedded
+ * backend runs the same migrateToLatest (migrate.test.ts covers it on PGlite).
+ */
+async function migrate(env: Record<string, string>): Promise<string> {
+  const { stdout } = await run(process.execPath, ["bin/coldsync.js", "migrate"], { env: { PATH: process.env.PATH ?? "", ...env } });
+  return stdout;
+}
+
+const databaseUrl = useTestDatabase("migrate_command");
+
+describe("coldsync migrate", () => {
+  it("applies the migrations into COLDSYNC_SCHEMA, then says the warehouse is up to date", async () => {
+    const env = { DATABASE_URL: databaseUrl(), COLDSYNC_SCHEMA: "bi" };
+    expect((await migrate(env)).trim().split("\n")).toEqual([
+      "applied 0001_synced_tables (schema bi)",
+      "applied 0002_sync_state (schema bi)",
+      "applied 0003_history (schema bi)",
+      "applied 0004_views (schema bi)",
+    ]);
+    expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
+  });
+});
