@@ -13,7 +13,7 @@ import { Tally } from "./tally.ts";
  * The simulated clock. advance(seconds) plays every account forward, one day
  * at most per step so that causes come before their effects: campaigns in
  * `creating` get their schedules, `scheduled` ones start, running ones send
- * what is due and gain new leads, planned opens, clicks, replies and
+ * what is due and gain new leads (for their first weeks), planned opens, clicks, replies and
  * unsubscribes arrive, campaigns with nothing left to send complete, and
  * domains finish setting up, warm up, or get deleted (and then vanish from
  * the listing, for soft-delete tests).
@@ -23,6 +23,8 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const SCHEDULE_GENERATION_MS = 10 * MINUTE_MS;
 const NEW_LEADS_PER_DAY = 2;
+/** Leads keep joining a running campaign for this long after its start, while its contact lists import. */
+const LEAD_IMPORT_DAYS = 21;
 const DOMAIN_SETUP_MS = HOUR_MS;
 const DOMAIN_DELETION_MS = HOUR_MS;
 const CONTACT_LIST_IMPORT_MS = 30 * MINUTE_MS;
@@ -63,7 +65,8 @@ function step(world: World, account: Account, from: number, start: number, end: 
   const lastSent = new Map<CampaignRecord, number>();
   for (const campaign of account.campaigns.items) {
     if (campaign.status !== "running") continue;
-    const joining = hasUnsent(campaign) ? occurrences(account, NEW_LEADS_PER_DAY, end - start) : 0;
+    const importing = campaign.startedRunningAt !== null && end <= campaign.startedRunningAt + LEAD_IMPORT_DAYS * DAY_MS && hasUnsent(campaign);
+    const joining = importing ? occurrences(account, NEW_LEADS_PER_DAY, end - start) : 0;
     if (joining > 0) joinLeads(world, account, campaign, joining, start + Math.floor(account.random.next() * (end - start)), account.random, tally);
     const sent = sendDue(account, campaign, from, end, tally);
     if (sent !== undefined) lastSent.set(campaign, sent);

@@ -35,6 +35,7 @@ export function readable(issue: Issue): string | undefined {
   switch (issue.code) {
     case "invalid_type":
       if (issue.input === undefined) return "is required";
+      if (issue.expected === "string" && Array.isArray(issue.input)) return "must be given once";
       return `must be ${ARTICLES[issue.expected] ?? issue.expected}`;
     case "too_big":
       return bound(issue, issue.maximum, "most");
