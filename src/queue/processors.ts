@@ -71,7 +71,7 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
           enqueued.push(campaign.uid);
         }
       }
-      verdict = verdictOfRun(result);
+      verdict = verdictOfRun(result, signal);
     } catch (error) {
       verdict = verdictOfError(error, signal);
     } finally {
@@ -104,7 +104,7 @@ export function campaignSyncProcessor(options: CampaignSyncProcessorOptions): Pr
     let result: RunResult | undefined;
     try {
       result = await options.syncCampaign(campaignUid, signal);
-      verdict = verdictOfRun(result);
+      verdict = verdictOfRun(result, signal);
     } catch (error) {
       verdict = verdictOfError(error, signal);
     } finally {

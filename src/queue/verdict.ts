@@ -30,9 +30,10 @@ type RunFailure = RunSummary["failures"][number];
 const DEFAULT_RATE_LIMIT_MS = 1_000;
 const MAX_REASON_LENGTH = 2_000;
 
-export function verdictOfRun(result: RunResult): Verdict {
+/** `signal` is the one the run was given: once it aborted, whatever failed did so because the run was told to stop. */
+export function verdictOfRun(result: RunResult, signal: AbortSignal): Verdict {
   if (result.outcome === "succeeded") return { kind: "done" };
-  if (result.outcome === "aborted") return { kind: "interrupted", reason: `run ${result.runId} was aborted` };
+  if (result.outcome === "aborted" || signal.aborted) return { kind: "interrupted", reason: `run ${result.runId} was stopped (${result.outcome})` };
   return verdictOfErrors(
     result.failures.map((failure) => failure.error),
     result.failures.map(describeFailure).join("; "),

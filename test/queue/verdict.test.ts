@@ -13,27 +13,33 @@ function run(outcome: RunResult["outcome"], ...errors: Error[]): RunResult {
 const live = new AbortController().signal;
 
 describe("verdictOfRun", () => {
+  it("requeues a run that failed because it was told to stop", () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(verdictOfRun(run("partial", new Error("This operation was aborted")), controller.signal).kind).toBe("interrupted");
+  });
+
   it("completes a succeeded run and requeues an aborted one", () => {
-    expect(verdictOfRun(run("succeeded")).kind).toBe("done");
-    expect(verdictOfRun(run("aborted")).kind).toBe("interrupted");
+    expect(verdictOfRun(run("succeeded"), live).kind).toBe("done");
+    expect(verdictOfRun(run("aborted"), live).kind).toBe("interrupted");
   });
 
   it("fails at once on 401 and 404, naming the stream and the campaign", () => {
-    const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)));
+    const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)), live);
     expect(unauthorized).toMatchObject({ kind: "unrecoverable" });
     expect(unauthorized.kind === "unrecoverable" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
-    expect(verdictOfRun(run("partial", upstream(404, false))).kind).toBe("unrecoverable");
+    expect(verdictOfRun(run("partial", upstream(404, false)), live).kind).toBe("unrecoverable");
   });
 
   it("pauses the queue for the longest Retry-After when a 429 outlived the client's retries", () => {
-    expect(verdictOfRun(run("partial", upstream(429, true, 2_000), upstream(429, true, 5_000)))).toMatchObject({ kind: "rate-limited", ms: 5_000 });
-    expect(verdictOfRun(run("partial", upstream(429, true)))).toMatchObject({ kind: "rate-limited", ms: 1_000 });
+    expect(verdictOfRun(run("partial", upstream(429, true, 2_000), upstream(429, true, 5_000)), live)).toMatchObject({ kind: "rate-limited", ms: 5_000 });
+    expect(verdictOfRun(run("partial", upstream(429, true)), live)).toMatchObject({ kind: "rate-limited", ms: 1_000 });
   });
 
   it("retries when any failure is worth another attempt, and gives up when none is", () => {
-    expect(verdictOfRun(run("partial", upstream(400, false), upstream(503, true))).kind).toBe("retry");
-    expect(verdictOfRun(run("failed", new Error("connection terminated"))).kind).toBe("retry");
-    expect(verdictOfRun(run("partial", upstream(400, false))).kind).toBe("unrecoverable");
+    expect(verdictOfRun(run("partial", upstream(400, false), upstream(503, true)), live).kind).toBe("retry");
+    expect(verdictOfRun(run("failed", new Error("connection terminated")), live).kind).toBe("retry");
+    expect(verdictOfRun(run("partial", upstream(400, false)), live).kind).toBe("unrecoverable");
   });
 });
 
