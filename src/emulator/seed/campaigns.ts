@@ -86,6 +86,8 @@ function strategyAndSteps(random: Random, kind: CampaignKind, position: number):
       return ["single-message", 1];
     case "created-multi":
       return [random.pick(MULTI_STRATEGIES), random.int(2, 4)];
+    case "creating":
+      return random.chance(0.5) ? ["single-message", 1] : [random.pick(MULTI_STRATEGIES), random.int(2, 3)];
     default: {
       const strategy = RUN_STRATEGIES[position % RUN_STRATEGIES.length] as SchedulingStrategy;
       return [strategy, strategy === "single-message" ? 1 : random.int(strategy === "testing" ? 1 : 2, 4)];
@@ -104,7 +106,8 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
     workspace,
     createdOn: world.now,
     scheduledStart: null,
-    settings: campaignSettings(random, { position, editable: kind.startsWith("created"), strategy, leads, domains: workspace.domains.items, workspace }),
+    // Campaigns in creating become created: both carry settings the update rules accept.
+    settings: campaignSettings(random, { position, editable: kind.startsWith("creat"), strategy, leads, domains: workspace.domains.items }),
     status: STATUS_OF_KIND[kind],
     bounces: 0,
     paused: false,

@@ -1,7 +1,7 @@
 import type { DayName, SchedulingStrategy } from "../../upstream/enums.ts";
 import type { CampaignSettings } from "../../upstream/resources.ts";
 import type { Random } from "../random.ts";
-import type { DomainRecord, WorkspaceRecord } from "../store/model.ts";
+import type { DomainRecord } from "../store/model.ts";
 import { CAMPAIGN_NAMES, TIME_ZONES } from "./vocabulary.ts";
 
 /**
@@ -33,7 +33,6 @@ export interface SettingsChoice {
   strategy: SchedulingStrategy;
   leads: number;
   domains: readonly DomainRecord[];
-  workspace: WorkspaceRecord;
 }
 
 function campaignName(random: Random, position: number): string {

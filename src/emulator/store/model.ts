@@ -19,6 +19,7 @@ export const DOMAIN_STATUSES = ["creating", "verifying", "active", "failed", "de
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
 export const NAMING_STRATEGIES = ["random", "custom"] as const;
+export type NamingStrategy = (typeof NAMING_STRATEGIES)[number];
 export const SUBSCRIPTION_PLANS = ["free", "starter", "growth", "scale", "enterprise"] as const;
 export const CONTACT_LIST_STATUSES = ["processing", "ready", "failed"] as const;
 export const CONTACT_LIST_SOURCES = ["csv_upload", "api", "integration", "manual"] as const;
@@ -55,7 +56,7 @@ export interface DomainRecord {
   createdOn: number;
   deletionStartedOn: number | null;
   setupComplete: boolean;
-  namingStrategy: string;
+  namingStrategy: NamingStrategy;
   customName: string;
   warmupDaysRemaining: number;
   redirectSubdomainsTo: string;

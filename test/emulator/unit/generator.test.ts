@@ -89,9 +89,9 @@ describe.each([1, 2, 3])("seed %i, small scale", (seed) => {
     expect(new Set(allSchedules(account).map((schedule) => schedule.status))).toEqual(new Set(SCHEDULE_STATUSES));
   });
 
-  it("created campaigns carry settings a client can send back unchanged", () => {
+  it("campaigns in created (or creating, on their way there) carry settings a client can send back unchanged", () => {
     const domains = new Set(account.domains.items.map((domain) => domain.id));
-    for (const campaign of campaigns.filter((candidate) => candidate.status === "created")) {
+    for (const campaign of campaigns.filter((candidate) => candidate.status === "created" || candidate.status === "creating")) {
       expect(updateDataSchema("json").safeParse(campaign.settings).success, campaign.uid).toBe(true);
       expect(campaign.settings.scheduling_strategy === "single-message").toBe(campaign.sequences.length === 1);
       expect(campaign.settings.sending_domains.every((id) => domains.has(id))).toBe(true);
