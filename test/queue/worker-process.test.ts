@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openQueues, type Queues } from "../../src/queue/queues.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
-import { useTestDatabase } from "../support/database.ts";
+import { createTestDatabase, useTestDatabase } from "../support/database.ts";
 import { useEmulator } from "../support/emulator.ts";
 import { useTestRedis } from "../support/redis.ts";
 import { distinctiveApiKey, expectWarehouseToMatch, redisContents, waitUntilQuiet, workerEnv } from "./end-to-end.ts";
@@ -43,8 +43,8 @@ afterAll(async () => {
   await warehouse.destroy();
 });
 
-function spawnWorker(): { child: ChildProcess; output: () => string } {
-  const env = workerEnv({ apiUrl: emulator().url, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix });
+function spawnWorker(overrides: Record<string, string> = {}): { child: ChildProcess; output: () => string } {
+  const env = workerEnv({ apiUrl: emulator().url, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix }, overrides);
   const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "1s", "--concurrency", "3"], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -79,7 +79,31 @@ async function lastRunId(): Promise<number> {
   return rows[0]?.id ?? 0;
 }
 
+async function exitOf(worker: { child: ChildProcess; output: () => string }): Promise<{ code: number | null; output: string }> {
+  const [code] = (await once(worker.child, "exit")) as [number | null];
+  return { code, output: worker.output() };
+}
+
 describe("coldsync worker, as a process", () => {
+  it("stops before starting anything when the configuration is invalid, one line per problem", async () => {
+    const { code, output } = await exitOf(spawnWorker({ COLDSYNC_RATE_LIMIT: "none", REDIS_URL: "http://not-redis" }));
+    expect(code).toBe(2);
+    expect(output).toMatch(/COLDSYNC_RATE_LIMIT/);
+    expect(output).toMatch(/REDIS_URL/);
+  });
+
+  it("refuses to start on a warehouse that was never migrated, and says what to run", async () => {
+    const empty = await createTestDatabase("unmigrated");
+    try {
+      const { code, output } = await exitOf(spawnWorker({ DATABASE_URL: empty.url }));
+      expect(code).toBe(1);
+      expect(output).toMatch(/run `coldsync migrate` first/);
+      expect(output).not.toContain(API_KEY);
+    } finally {
+      await empty.drop();
+    }
+  });
+
   it("drains on SIGTERM: the run in flight stops at a page boundary, its job goes back to the queue, exit 0", async () => {
     const worker = spawnWorker();
     const runId = await campaignRunInFlight(0);
