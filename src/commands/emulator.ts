@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { pino } from "pino";
-import { ConfigError } from "../config.ts";
+import { ConfigError, configSchema } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
 import { startEmulator } from "../emulator/server.ts";
@@ -67,6 +67,12 @@ function optionsFrom(flags: Flags): EmulatorOptions {
   throw new ConfigError(problems);
 }
 
+/** COLDSYNC_LOG_LEVEL as the other commands read it; the emulator needs no other configuration. */
+function logLevel() {
+  const parsed = configSchema.shape.COLDSYNC_LOG_LEVEL.safeParse(process.env.COLDSYNC_LOG_LEVEL || undefined);
+  return parsed.success ? parsed.data : "info";
+}
+
 function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
@@ -103,7 +109,7 @@ export function register(program: Command): void {
     })
     .action(async (flags: Flags) => {
       const options = optionsFrom(flags);
-      const logger = createLogger({ level: "warn", name: "coldsync-emulator", destination: pino.destination(2) });
+      const logger = createLogger({ level: logLevel(), name: "coldsync-emulator", destination: pino.destination(2) });
       const emulator = await startEmulator(options, logger);
       console.log(`coldsync emulator listening on ${emulator.url} (API at ${emulator.url}${API_PREFIX}/)`);
       console.log(`api keys: ${options.apiKeys.join(", ")}`);

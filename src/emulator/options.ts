@@ -37,7 +37,11 @@ export const emulatorOptions = runtimeSettings.extend({
   port: z.number().int().min(0).max(65_535).default(0),
   seed: z.number().int().default(1),
   /** One account per key. */
-  apiKeys: z.array(z.string().min(1)).min(1).default(["demo"]),
+  apiKeys: z
+    .array(z.string().min(1))
+    .min(1)
+    .refine((keys) => new Set(keys).size === keys.length, "must not name a key twice")
+    .default(["demo"]),
   scale: seedScale.default("small"),
   /** Serve /admin/ routes (simulated clock, ground truth, settings). */
   admin: z.boolean().default(false),
