@@ -71,12 +71,12 @@ describe("reads", () => {
     const walk = await walkAccount(client);
     const truth = emulator().truth(KEY).keys;
 
-    expect(walk.rejected).toBe(0);
-    for (const [entity, keys] of Object.entries(walk.keys)) {
+    expect(walk).toMatchObject({ rejected: 0, rewalks: 0 });
+    for (const [entity, keys] of Object.entries(walk.settled)) {
       expect(sorted(keys), entity).toEqual(sorted(truth[entity as keyof typeof truth]));
     }
-    expect(walk.keys.campaigns.length).toBeGreaterThan(1);
-    expect(walk.keys.link_clicks.length).toBeGreaterThan(0);
+    expect(walk.settled.campaigns.length).toBeGreaterThan(1);
+    expect(walk.settled.link_clicks.length).toBeGreaterThan(0);
   });
 
   it("reads workspaces as a bare array and as an envelope", async () => {

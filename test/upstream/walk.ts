@@ -1,67 +1,124 @@
-import type { UpstreamClient } from "../../src/upstream/client.ts";
+import type { PagedResource, PagesQuery, RecordOf, UpstreamClient } from "../../src/upstream/client.ts";
 
-/** Keys of what one walk saw, per entity, in the ground truth's format (options.ts, GroundTruth). */
-export type SeenKeys = Record<"workspaces" | "domains" | "contact_lists" | "campaigns" | "leads" | "replies" | "link_clicks" | "email_opens", string[]>;
+/**
+ * Reads every listing of an account through the client, the way a sync does,
+ * and keys what it saw in the ground truth's format (GroundTruth in
+ * src/emulator/options.ts). Records may arrive between two page requests
+ * (contract A.3); a listing whose total moved while it was paged may have
+ * skipped or repeated records, so it is walked again until one walk of it
+ * sees a steady total.
+ */
 
-export interface Walk {
-  keys: SeenKeys;
-  /** The total each listing reported last, by "resource" or "resource campaign_uid". */
-  totals: Map<string, number>;
+export type Entity = "workspaces" | "replies" | PagedResource;
+export type SeenKeys = Record<Entity, string[]>;
+
+interface Reading {
+  keys: string[];
+  /** Whether the listing's total changed between its pages. */
+  moved: boolean;
   rejected: number;
 }
 
-/** Reads every listing of the account the way a full sync does. */
-export async function walkAccount(client: UpstreamClient): Promise<Walk> {
-  const keys: SeenKeys = { workspaces: [], domains: [], contact_lists: [], campaigns: [], leads: [], replies: [], link_clicks: [], email_opens: [] };
-  const totals = new Map<string, number>();
-  let rejected = 0;
-
-  const workspaces = await client.listWorkspaces();
-  rejected += workspaces.rejected.length;
-  keys.workspaces.push(...workspaces.records.map((workspace) => String(workspace.id)));
-
-  for await (const page of client.pages("domains", {})) {
-    totals.set("domains", page.total);
-    rejected += page.rejected.length;
-    keys.domains.push(...page.records.map((domain) => String(domain.id)));
-  }
-  for await (const page of client.pages("contact_lists", {})) {
-    totals.set("contact_lists", page.total);
-    rejected += page.rejected.length;
-    keys.contact_lists.push(...page.records.map((list) => list.uid));
-  }
-  for await (const page of client.pages("campaigns", {})) {
-    totals.set("campaigns", page.total);
-    rejected += page.rejected.length;
-    keys.campaigns.push(...page.records.map((campaign) => campaign.uid));
-  }
-
-  for (const campaignUid of new Set(keys.campaigns)) {
-    for await (const page of client.pages("leads", { campaignUid })) {
-      totals.set(`leads ${campaignUid}`, page.total);
-      rejected += page.rejected.length;
-      keys.leads.push(...page.records.map((lead) => lead.uid));
-    }
-    for await (const page of client.pages("link_clicks", { campaignUid })) {
-      totals.set(`link_clicks ${campaignUid}`, page.total);
-      rejected += page.rejected.length;
-      keys.link_clicks.push(...page.records.map((click) => `${click.schedule_id}|${click.link}|${click.clicked_on}`));
-    }
-    for await (const page of client.pages("email_opens", { campaignUid })) {
-      totals.set(`email_opens ${campaignUid}`, page.total);
-      rejected += page.rejected.length;
-      keys.email_opens.push(...page.records.map((open) => `${open.schedule_id}|${open.opened_on}`));
-    }
-    const replies = await client.listReplies(campaignUid);
-    totals.set(`replies ${campaignUid}`, replies.records.length + replies.rejected.length);
-    rejected += replies.rejected.length;
-    keys.replies.push(...replies.records.map((reply) => String(reply.id)));
-  }
-  return { keys, totals, rejected };
+interface Listing {
+  label: string;
+  entity: Entity;
+  read(client: UpstreamClient): Promise<Reading>;
 }
 
-export function sameTotals(a: Map<string, number>, b: Map<string, number>): boolean {
-  return a.size === b.size && [...a].every(([key, total]) => b.get(key) === total);
+export interface AccountWalk {
+  /** The last, steady reading of every listing, concatenated per entity. */
+  settled: SeenKeys;
+  /** Every key any reading saw. */
+  everSeen: Record<Entity, Set<string>>;
+  /** Listings that had to be walked again because their total moved. */
+  rewalks: number;
+  rejected: number;
+}
+
+function paged<R extends PagedResource>(resource: R, query: PagesQuery, keyOf: (record: RecordOf<R>) => string): Listing {
+  return {
+    label: query.campaignUid === undefined ? resource : `${resource} ${query.campaignUid}`,
+    entity: resource,
+    async read(client) {
+      const reading: Reading = { keys: [], moved: false, rejected: 0 };
+      let total: number | undefined;
+      for await (const page of client.pages(resource, query)) {
+        if (total !== undefined && page.total !== total) reading.moved = true;
+        total = page.total;
+        reading.rejected += page.rejected.length;
+        reading.keys.push(...page.records.map(keyOf));
+      }
+      return reading;
+    },
+  };
+}
+
+const workspaces: Listing = {
+  label: "workspaces",
+  entity: "workspaces",
+  async read(client) {
+    const { records, rejected } = await client.listWorkspaces();
+    return { keys: records.map((workspace) => String(workspace.id)), moved: false, rejected: rejected.length };
+  },
+};
+
+function replies(campaignUid: string): Listing {
+  return {
+    label: `replies ${campaignUid}`,
+    entity: "replies",
+    async read(client) {
+      const { records, rejected } = await client.listReplies(campaignUid);
+      return { keys: records.map((reply) => String(reply.id)), moved: false, rejected: rejected.length };
+    },
+  };
+}
+
+function listingsOf(campaignUid: string): Listing[] {
+  return [
+    paged("leads", { campaignUid }, (lead) => lead.uid),
+    paged("link_clicks", { campaignUid }, (click) => `${click.schedule_id}|${click.link}|${click.clicked_on}`),
+    paged("email_opens", { campaignUid }, (open) => `${open.schedule_id}|${open.opened_on}`),
+    replies(campaignUid),
+  ];
+}
+
+const emptyKeys = (): SeenKeys => ({ workspaces: [], domains: [], contact_lists: [], campaigns: [], leads: [], replies: [], link_clicks: [], email_opens: [] });
+
+export async function walkAccount(client: UpstreamClient, maxRounds = 10): Promise<AccountWalk> {
+  const latest = new Map<string, { entity: Entity; keys: string[] }>();
+  const everSeen = Object.fromEntries(Object.keys(emptyKeys()).map((entity) => [entity, new Set<string>()])) as AccountWalk["everSeen"];
+  const campaignsWalked = new Set<string>();
+  let rewalks = 0;
+  let rejected = 0;
+  let pending: Listing[] = [
+    workspaces,
+    paged("domains", {}, (domain) => String(domain.id)),
+    paged("contact_lists", {}, (list) => list.uid),
+    paged("campaigns", {}, (campaign) => campaign.uid),
+  ];
+  for (let round = 1; pending.length > 0; round++) {
+    if (round > maxRounds) throw new Error(`listings still moving after ${maxRounds} rounds: ${pending.map((listing) => listing.label).join(", ")}`);
+    // Listings are read side by side, as the sync does; the client's own concurrency bounds what is in flight.
+    const readings = await Promise.all(pending.map((listing) => listing.read(client)));
+    const next: Listing[] = [];
+    readings.forEach((reading, index) => {
+      const listing = pending[index] as Listing;
+      latest.set(listing.label, { entity: listing.entity, keys: reading.keys });
+      for (const key of reading.keys) everSeen[listing.entity].add(key);
+      rejected += reading.rejected;
+      if (reading.moved) next.push(listing);
+    });
+    rewalks += next.length;
+    for (const campaignUid of everSeen.campaigns) {
+      if (campaignsWalked.has(campaignUid)) continue;
+      campaignsWalked.add(campaignUid);
+      next.push(...listingsOf(campaignUid));
+    }
+    pending = next;
+  }
+  const settled = emptyKeys();
+  for (const { entity, keys } of latest.values()) settled[entity].push(...keys);
+  return { settled, everSeen, rewalks, rejected };
 }
 
 export function sorted(values: Iterable<string>): string[] {
