@@ -9,7 +9,12 @@ import type { RunSummary } from "../sync/run-ledger.ts";
 /** Terminal output shared by the commands: tables, the progress display and the run summary. */
 
 export function table(head: string[], rows: (string | number | null)[][]): string {
-  const rendered = new Table({ head, style: { head: [], border: [] } });
+  const rendered = new Table({
+    head,
+    style: { head: [], border: [] },
+    // No rule between body rows: long tables stay readable.
+    chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" },
+  });
   for (const row of rows) rendered.push(row.map((cell) => (cell === null ? "" : String(cell))));
   return rendered.toString();
 }
