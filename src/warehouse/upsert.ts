@@ -56,16 +56,10 @@ export async function upsert<T extends SyncedTableName>(
 
 /** The columns every row of one call provides; a call mixing column sets is a bug in its caller. */
 function columnsOf(table: SyncedTableName, rows: readonly object[]): string[] {
-  const present = (row: object) =>
-    Object.entries(row)
-      .filter(([, value]) => value !== undefined)
-      .map(([column]) => column)
-      .sort();
-  const columns = present(rows[0] as object);
-  const signature = columns.join(",");
-  for (const row of rows) {
-    if (present(row).join(",") !== signature) {
-      throw new Error(`upsert into ${table}: every row of one call must have the same columns (${signature}), got (${present(row).join(",")})`);
+  const columns = definedColumns(rows[0] as Record<string, unknown>);
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    if (!hasExactly(row, columns)) {
+      throw new Error(`upsert into ${table}: every row of one call must have the same columns (${columns.join(",")}), got (${definedColumns(row).join(",")})`);
     }
   }
   const forbidden = columns.filter((column) => UNWRITABLE_COLUMNS.has(column));
@@ -73,6 +67,20 @@ function columnsOf(table: SyncedTableName, rows: readonly object[]): string[] {
   const missingKey = NATURAL_KEYS[table].filter((column) => !columns.includes(column));
   if (missingKey.length > 0) throw new Error(`upsert into ${table}: rows lack their natural key ${missingKey.join(", ")}`);
   return columns;
+}
+
+/** A column set to undefined counts as absent, as it would in JSON. */
+function definedColumns(row: Record<string, unknown>): string[] {
+  return Object.keys(row)
+    .filter((column) => row[column] !== undefined)
+    .sort();
+}
+
+/** Runs for every row of every call, so it counts instead of building a column list per row. */
+function hasExactly(row: Record<string, unknown>, columns: readonly string[]): boolean {
+  let defined = 0;
+  for (const column in row) if (row[column] !== undefined) defined += 1;
+  return defined === columns.length && columns.every((column) => row[column] !== undefined);
 }
 
 type ColumnTypes = ReadonlyMap<string, string>;
