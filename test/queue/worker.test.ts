@@ -82,6 +82,7 @@ describe("worker service", () => {
       ]),
     });
     await expect.poll(async () => (await intervals(warehouse.db)).map((row) => row.campaign_uid).sort(), { timeout: 10_000 }).toEqual(["done", "live", "waiting"]);
+    await expect.poll(() => service.queues.discovery.getCompletedCount(), { timeout: 5_000 }).toBe(1);
     const [discovery] = await service.queues.discovery.getJobs(["completed"]);
     expect(discovery?.returnvalue.enqueued.sort()).toEqual(["done", "live", "waiting"]);
   });
@@ -97,14 +98,12 @@ describe("worker service", () => {
 
   it("never runs one campaign in two workers at once, even for jobs that slipped past deduplication", async () => {
     nextPrefix();
-    const [first] = [
-      await start({ syncCampaign: recordingCampaignSync(warehouse.db, "first", 150) }),
-      await start({ syncCampaign: recordingCampaignSync(warehouse.db, "second", 150) }),
-    ];
+    const first = await start({ syncCampaign: recordingCampaignSync(warehouse.db, "first", 150) });
+    await start({ syncCampaign: recordingCampaignSync(warehouse.db, "second", 150) });
     const campaigns = ["c-1", "c-2", "c-3"];
     // Plain adds, without the deduplication id: only the run lease keeps these apart.
     const jobs = campaigns.flatMap((campaignUid) => [1, 2, 3].map(() => ({ name: "sync-campaign", data: { account: ACCOUNT, campaignUid } })));
-    await first!.queues.campaignSync.addBulk(jobs);
+    await first.queues.campaignSync.addBulk(jobs);
     await expect.poll(async () => (await intervals(warehouse.db)).length, { timeout: 15_000 }).toBe(jobs.length);
     const rows = await intervals(warehouse.db);
     expect(overlaps(rows)).toEqual([]);
@@ -170,7 +169,8 @@ describe("worker service", () => {
     running = running.filter((service) => service !== draining);
 
     const successor = await start({});
-    await expect.poll(async () => (await intervals(warehouse.db)).map((row) => row.campaign_uid), { timeout: 10_000 }).toEqual(["long"]);
+    await expect.poll(() => successor.queues.campaignSync.getCompletedCount(), { timeout: 10_000 }).toBe(1);
+    expect((await intervals(warehouse.db)).map((row) => row.campaign_uid)).toEqual(["long"]);
     const [completed] = await successor.queues.campaignSync.getJobs(["completed"]);
     expect(completed?.attemptsMade).toBe(1);
   });
