@@ -134,7 +134,6 @@ export class HttpTransport {
       headers,
       body,
       signal,
-      idempotent: request.idempotent ?? true,
     });
     return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text() };
   }
