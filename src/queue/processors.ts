@@ -77,7 +77,7 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
     } finally {
       await lease.release();
     }
-    await settle(verdict, job as Job, token, options.discoveryQueue);
+    await settle(verdict, job, token, options.discoveryQueue);
     return { runId: result?.runId ?? null, enqueued };
   };
 }
@@ -110,7 +110,7 @@ export function campaignSyncProcessor(options: CampaignSyncProcessorOptions): Pr
     } finally {
       await lease.release();
     }
-    await settle(verdict, job as Job, token, options.campaignSyncQueue);
+    await settle(verdict, job, token, options.campaignSyncQueue);
     return { runId: result?.runId ?? null };
   };
 }
