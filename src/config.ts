@@ -20,7 +20,10 @@ export const duration = z
     return amount * DURATION_UNITS_MS[unit];
   });
 
-const positiveInt = z.coerce.number().int().positive();
+const positiveInt = z.coerce
+  .number({ error: "must be a positive integer" })
+  .int("must be a positive integer")
+  .positive("must be a positive integer");
 
 const postgresUrl = z
   .string()
@@ -55,13 +58,13 @@ export const configSchema = z.object({
   COLDSYNC_RATE_LIMIT: positiveInt.default(10),
   COLDSYNC_HTTP_CONCURRENCY: positiveInt.default(4),
   COLDSYNC_REQUEST_TIMEOUT: duration.prefault("30s"),
-  COLDSYNC_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(6),
+  COLDSYNC_MAX_RETRIES: z.coerce.number({ error: "must be an integer from 0 to 20" }).int().min(0).max(20).default(6),
   COLDSYNC_CONCURRENCY: positiveInt.default(2),
   COLDSYNC_DISCOVER_EVERY: duration.prefault("5m"),
   COLDSYNC_ACTIVE_EVERY: duration.prefault("15m"),
   COLDSYNC_IDLE_EVERY: duration.prefault("1h"),
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
-  COLDSYNC_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  COLDSYNC_HTTP_PORT: z.coerce.number({ error: "must be a port number" }).int().min(0).max(65535).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
   COLDSYNC_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -106,15 +109,14 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: Requirement[] = []): Config {
-  const parsed = configSchema.safeParse(withoutEmpty(env));
+  const given = withoutEmpty(env);
+  const parsed = configSchema.safeParse(given);
   const problems: string[] = parsed.success
     ? []
     : parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
-  if (parsed.success) {
-    for (const requirement of requirements) {
-      const variable = REQUIREMENT_VARIABLE[requirement];
-      if (parsed.data[variable] === undefined) problems.push(`${variable}: is required for this command`);
-    }
+  for (const requirement of requirements) {
+    const variable = REQUIREMENT_VARIABLE[requirement];
+    if (given[variable] === undefined) problems.push(`${variable}: is required for this command`);
   }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const raw = parsed.data;

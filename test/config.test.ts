@@ -23,7 +23,8 @@ describe("loadConfig", () => {
       attempt();
     } catch (error) {
       const problems = (error as ConfigError).problems;
-      expect(problems).toHaveLength(3);
+      expect(problems).toHaveLength(4);
+      expect(problems.join("\n")).toMatch(/COLDSYNC_API_KEY: is required/);
       expect(problems.join("\n")).toMatch(/COLDSYNC_API_URL/);
       expect(problems.join("\n")).toMatch(/COLDSYNC_SCHEMA/);
       expect(problems.join("\n")).toMatch(/COLDSYNC_DISCOVER_EVERY/);

@@ -11,7 +11,7 @@ function lag(seconds: number | null): string {
   return `${(seconds / 3_600).toFixed(1)} h`;
 }
 
-const when = (date: Date | null | undefined) => (date ? date.toISOString().replace(".000Z", "Z") : "—");
+const when = (date: Date | null | undefined) => (date ? `${date.toISOString().slice(0, 19)}Z` : "—");
 
 export function register(program: Command): void {
   program

@@ -1,0 +1,97 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
+import { useTestDatabase } from "../support/database.ts";
+
+/** The commands as a user runs them: a real process, real exit codes, real output. */
+
+const BIN = fileURLToPath(new URL("../../bin/coldsync.js", import.meta.url));
+const KEY = "cli-test-key-4f1e";
+const exec = promisify(execFile);
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function coldsync(args: string[], env: Record<string, string>): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+const databaseUrl = useTestDatabase("cli");
+let emulator: RunningEmulator;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ seed: 3, scale: "small", apiKeys: [KEY] });
+  env = {
+    COLDSYNC_API_URL: emulator.url,
+    COLDSYNC_API_KEY: KEY,
+    COLDSYNC_ACCOUNT: "cli",
+    COLDSYNC_RATE_LIMIT: "500",
+    COLDSYNC_LOG_LEVEL: "debug",
+    DATABASE_URL: databaseUrl(),
+  };
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+describe("coldsync commands", () => {
+  it("stops on invalid configuration before doing anything, one line per problem", async () => {
+    const outcome = await coldsync(["sync", "--once"], { COLDSYNC_API_URL: "ftp://nowhere", COLDSYNC_RATE_LIMIT: "fast" });
+    expect(outcome.code).toBe(2);
+    const lines = outcome.stderr.trim().split("\n");
+    expect(lines).toEqual([
+      expect.stringMatching(/^coldsync: COLDSYNC_API_URL: /),
+      expect.stringMatching(/^coldsync: COLDSYNC_RATE_LIMIT: /),
+      expect.stringMatching(/^coldsync: COLDSYNC_API_KEY: is required/),
+    ]);
+  });
+
+  it("migrates, syncs once, verifies, reports status, and never prints the key", async () => {
+    const migrate = await coldsync(["migrate"], env);
+    expect(migrate.code).toBe(0);
+    expect((await coldsync(["migrate"], env)).stdout).toMatch(/up to date/);
+
+    const sync = await coldsync(["sync", "--once"], env);
+    expect(sync.code).toBe(0);
+    expect(sync.stdout).toMatch(/run \d+: succeeded/);
+    expect(sync.stdout).toMatch(/leads/);
+
+    const verify = await coldsync(["verify"], env);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/all \d+ checks match/);
+
+    const status = await coldsync(["status"], env);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/running/);
+
+    emulator.advance(2 * 24 * 3600);
+    const stale = await coldsync(["verify"], env);
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/MISMATCH/);
+
+    for (const outcome of [migrate, sync, verify, status, stale]) {
+      expect(outcome.stdout).not.toContain(KEY);
+      expect(outcome.stderr).not.toContain(KEY);
+    }
+  });
+
+  it("syncs a single campaign with --campaign", async () => {
+    const campaign = emulator.truth(KEY).keys.campaigns[0] as string;
+    const outcome = await coldsync(["sync", "--once", "--campaign", campaign], env);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).not.toMatch(/workspaces/);
+    expect(outcome.stdout).toMatch(/campaign_detail/);
+  });
+});
