@@ -82,6 +82,8 @@ export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>
     else await runLookup(ctx, stream, scope, options, result);
   } catch (error) {
     if (error instanceof SyncAbortedError) throw error;
+    // A request cut short by the caller's signal is the stop it asked for, not a failing stream.
+    if (ctx.signal?.aborted) throw new SyncAbortedError();
     result.error = error instanceof Error ? error : new Error(String(error));
     ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, err: result.error }, "stream failed");
   } finally {

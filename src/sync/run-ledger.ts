@@ -46,6 +46,20 @@ export class RunLedger {
 
   static async open(ctx: SyncContext, scope: string | null, trigger: RunTrigger = ctx.trigger): Promise<RunLedger> {
     const startedAt = new Date();
+    // Runs of one scope never overlap (the worker leases campaigns; discovery is one scheduler), so a
+    // row of the same scope still "running" belongs to a process that died before it could close it.
+    await ctx.db
+      .updateTable("sync_runs")
+      .set({
+        outcome: "aborted",
+        finished_at: startedAt,
+        errors: JSON.stringify([{ campaign_uid: scope, stream: "run", message: "the process running it stopped before it finished" }]),
+      })
+      .where("account", "=", ctx.account)
+      .where("trigger", "=", trigger)
+      .where("outcome", "=", "running")
+      .where((eb) => (scope === null ? eb("scope", "is", null) : eb("scope", "=", scope)))
+      .execute();
     const row = await ctx.db
       .insertInto("sync_runs")
       .values({ account: ctx.account, scope, trigger, started_at: startedAt, outcome: "running" })

@@ -117,3 +117,19 @@ describe("an interrupted run", () => {
     expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(fixture.warehouse.db))).toEqual({});
   });
 });
+
+describe("a run whose process died", () => {
+  it("is closed as aborted by the next run of the same scope", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "dead_run");
+    const db = fixture.warehouse.db;
+    const dead = await db
+      .insertInto("sync_runs")
+      .values({ account: "acme", scope: null, trigger: "cli", started_at: new Date(Date.now() - 60_000), outcome: "running" })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    await runFullSync(fixture.context());
+    const row = await db.selectFrom("sync_runs").select(["outcome", "finished_at"]).where("id", "=", dead.id).executeTakeFirstOrThrow();
+    expect(row.outcome).toBe("aborted");
+    expect(row.finished_at).not.toBeNull();
+  });
+});
