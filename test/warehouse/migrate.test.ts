@@ -222,6 +222,11 @@ describe.each(backends)("migrations on $name", (backend) => {
     expect(publicRelations.rows[0]?.count).toBe(0);
   });
 
+  it.runIf(backend.name === "postgres")("open sessions that do not wait for each commit's WAL flush", async () => {
+    const { rows } = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(warehouse.db);
+    expect(rows[0]?.synchronous_commit).toBe("off");
+  });
+
   it("let concurrent callers race without failing or applying anything twice", async () => {
     const first = await backend.open("racing");
     // PostgreSQL: two pools, as two processes would have. PGlite holds its directory alone, so callers share one instance.
