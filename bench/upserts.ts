@@ -13,9 +13,10 @@ import { upsert } from "../src/warehouse/upsert.ts";
 import { printResults, type Target } from "./report.ts";
 
 /**
- * bench/upserts: the warehouse's write path against PostgreSQL's fastest load.
+ * bench/upserts: the warehouse's write path against PostgreSQL's fastest load,
+ * for the two largest tables: schedules (11 columns, five indexes) and leads.
  *
- *   new     upsert() of 100,000 new schedules rows (the largest table, five indexes)
+ *   new     upsert() of 100,000 new rows
  *   replay  the same upsert() again, unchanged: it must write no tuple at all
  *   COPY    the same rows COPY'd into an UNLOGGED copy of the table with the
  *           same indexes: the fastest way PostgreSQL loads rows into that shape,
@@ -31,9 +32,10 @@ const ROUNDS = 3;
 const SCHEMA = "coldsync";
 const COPY_CHUNK_ROWS = 2_000;
 
-type ScheduleRow = RowInput<"schedules">;
+type BenchTable = "schedules" | "leads";
+type Row = Record<string, unknown>;
 
-function scheduleRows(): ScheduleRow[] {
+function scheduleRows(): RowInput<"schedules">[] {
   const start = Date.UTC(2024, 2, 1, 8);
   return Array.from({ length: ROWS }, (_, index) => {
     const scheduledAt = start + index * 37_000;
@@ -41,8 +43,8 @@ function scheduleRows(): ScheduleRow[] {
     const opened = sent && index % 3 === 0;
     return {
       id: 40_000_000 + index,
-      lead_uid: `ld_${(index >> 2).toString(36).padStart(8, "0")}${(index * 7919).toString(16).slice(-6)}`,
-      campaign_uid: `cmp_${(index % 40).toString().padStart(4, "0")}`,
+      lead_uid: leadUid(index >> 2),
+      campaign_uid: campaignUid(index),
       email_sequence_id: 9_000 + (index % 40) * 4 + (index % 4),
       status: "created",
       schedule_datetime: new Date(scheduledAt),
@@ -55,6 +57,20 @@ function scheduleRows(): ScheduleRow[] {
     };
   });
 }
+
+function leadRows(): RowInput<"leads">[] {
+  return Array.from({ length: ROWS }, (_, index) => ({
+    uid: leadUid(index),
+    campaign_uid: campaignUid(index),
+    contact_id: 7_000_000 + index,
+    sender_email_address: `sdr${index % 12}@outreach.example.com`,
+    sender_name: `Sales Rep ${index % 12}`,
+    _extra: null,
+  }));
+}
+
+const leadUid = (index: number) => `ld_${index.toString(36).padStart(8, "0")}${((index * 7919) % 65_536).toString(16).padStart(4, "0")}`;
+const campaignUid = (index: number) => `cmp_${(index % 40).toString().padStart(4, "0")}`;
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -86,8 +102,8 @@ function copyField(value: unknown): string {
   return String(value).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
 }
 
-async function copyRows(client: pg.Client, table: string, rows: readonly ScheduleRow[], syncedAt: Date): Promise<void> {
-  const columns = Object.keys(rows[0] as object) as (keyof ScheduleRow)[];
+async function copyRows(client: pg.Client, table: string, rows: readonly Row[], syncedAt: Date): Promise<void> {
+  const columns = Object.keys(rows[0] as Row);
   const stamp = syncedAt.toISOString();
   function* chunks() {
     for (let start = 0; start < rows.length; start += COPY_CHUNK_ROWS) {
@@ -100,11 +116,11 @@ async function copyRows(client: pg.Client, table: string, rows: readonly Schedul
   await pipeline(Readable.from(chunks()), target);
 }
 
-/** Tuples inserted or updated in `schedules` so far, as the statistics collector counts them. */
-async function tuplesWritten(db: Kysely<Database>): Promise<number> {
+/** Tuples inserted or updated in `table` so far, as the statistics collector counts them. */
+async function tuplesWritten(db: Kysely<Database>, table: BenchTable): Promise<number> {
   const { rows } = await sql<{ written: number }>`
     SELECT n_tup_ins + n_tup_upd AS written FROM pg_stat_user_tables
-     WHERE schemaname = ${SCHEMA} AND relname = 'schedules'`.execute(db);
+     WHERE schemaname = ${SCHEMA} AND relname = ${table}`.execute(db);
   return rows[0]?.written ?? 0;
 }
 
@@ -134,21 +150,56 @@ interface Round {
   bareCopySeconds: number;
 }
 
-async function round(warehouse: Warehouse, copyClient: pg.Client, rows: readonly ScheduleRow[], number: number): Promise<Round> {
+async function round(warehouse: Warehouse, copyClient: pg.Client, table: BenchTable, rows: readonly Row[], marker: number): Promise<Round> {
   const { db } = warehouse;
-  await sql`TRUNCATE schedules, schedules_copy, schedules_bare_copy`.execute(db);
+  await sql`TRUNCATE ${sql.table(table)}, ${sql.table(`${table}_copy`)}, ${sql.table(`${table}_bare_copy`)}`.execute(db);
   await sql`CHECKPOINT`.execute(db);
   return db.connection().execute(async (writer) => {
-    const newSeconds = await timed(() => upsert(writer, "schedules", rows, new Date()));
-    await flushStatistics(writer, db, 2 * number - 1);
-    const before = await tuplesWritten(db);
-    const replaySeconds = await timed(() => upsert(writer, "schedules", rows, new Date()));
-    await flushStatistics(writer, db, 2 * number);
-    const replayTuples = (await tuplesWritten(db)) - before;
-    const copySeconds = await timed(() => copyRows(copyClient, "schedules_copy", rows, new Date()));
-    const bareCopySeconds = await timed(() => copyRows(copyClient, "schedules_bare_copy", rows, new Date()));
+    const write = () => upsert(writer, table, rows as readonly RowInput<typeof table>[], new Date());
+    const newSeconds = await timed(write);
+    await flushStatistics(writer, db, marker);
+    const before = await tuplesWritten(db, table);
+    const replaySeconds = await timed(write);
+    await flushStatistics(writer, db, marker + 1);
+    const replayTuples = (await tuplesWritten(db, table)) - before;
+    const copySeconds = await timed(() => copyRows(copyClient, `${table}_copy`, rows, new Date()));
+    const bareCopySeconds = await timed(() => copyRows(copyClient, `${table}_bare_copy`, rows, new Date()));
     return { newSeconds, replaySeconds, replayTuples, copySeconds, bareCopySeconds };
   });
+}
+
+interface Measured {
+  table: BenchTable;
+  rates: { new: number; replay: number; copy: number; bareCopy: number };
+  replayTuples: number;
+}
+
+async function measure(warehouse: Warehouse, copyClient: pg.Client, table: BenchTable, rows: readonly Row[], firstMarker: number): Promise<Measured> {
+  await sql`CREATE UNLOGGED TABLE ${sql.table(`${table}_copy`)} (LIKE ${sql.table(table)} INCLUDING ALL)`.execute(warehouse.db);
+  await sql`CREATE UNLOGGED TABLE ${sql.table(`${table}_bare_copy`)} (LIKE ${sql.table(table)})`.execute(warehouse.db);
+  const rounds: Round[] = [];
+  for (let number = 0; number < ROUNDS; number += 1) rounds.push(await round(warehouse, copyClient, table, rows, firstMarker + 2 * number));
+  const bestRate = (pick: (round: Round) => number) => Math.round(ROWS / Math.min(...rounds.map(pick)));
+  return {
+    table,
+    rates: {
+      new: bestRate((r) => r.newSeconds),
+      replay: bestRate((r) => r.replaySeconds),
+      copy: bestRate((r) => r.copySeconds),
+      bareCopy: bestRate((r) => r.bareCopySeconds),
+    },
+    replayTuples: Math.max(...rounds.map((r) => r.replayTuples)),
+  };
+}
+
+function printRates(results: readonly Measured[]): void {
+  const cell = (value: number) => value.toLocaleString("en").padStart(12);
+  console.log(`\nbench/upserts: ${ROWS.toLocaleString("en")} rows per table, rows/s, best of ${ROUNDS} rounds`);
+  console.log(`  ${"table".padEnd(10)}${"upsert new".padStart(12)}${"replay".padStart(12)}${"COPY".padStart(12)}${"COPY no idx".padStart(12)}`);
+  for (const { table, rates } of results) {
+    console.log(`  ${table.padEnd(10)}${cell(rates.new)}${cell(rates.replay)}${cell(rates.copy)}${cell(rates.bareCopy)}`);
+  }
+  console.log("  (COPY: into an UNLOGGED copy with the same indexes; COPY no idx: an UNLOGGED copy without them, for scale)");
 }
 
 export async function runUpsertBench(): Promise<Target[]> {
@@ -163,25 +214,16 @@ export async function runUpsertBench(): Promise<Target[]> {
     await copyClient.connect();
     try {
       await migrateToLatest(warehouse);
-      await sql`CREATE UNLOGGED TABLE schedules_copy (LIKE schedules INCLUDING ALL)`.execute(warehouse.db);
-      await sql`CREATE UNLOGGED TABLE schedules_bare_copy (LIKE schedules)`.execute(warehouse.db);
       await sql`CREATE TABLE bench_flush_sentinel (marker integer)`.execute(warehouse.db);
-      const rows = scheduleRows();
-      const rounds: Round[] = [];
-      for (let number = 1; number <= ROUNDS; number += 1) rounds.push(await round(warehouse, copyClient, rows, number));
-      const best = (pick: (round: Round) => number) => Math.min(...rounds.map(pick));
-      const perSecond = (seconds: number) => Math.round(ROWS / seconds);
-      const newRate = perSecond(best((r) => r.newSeconds));
-      const copyRate = perSecond(best((r) => r.copySeconds));
-      console.log(`\nbench/upserts: ${ROWS.toLocaleString("en")} schedules rows, best of ${ROUNDS} rounds`);
-      console.log(`  upsert, new rows        ${newRate.toLocaleString("en").padStart(9)} rows/s`);
-      console.log(`  upsert, unchanged replay${perSecond(best((r) => r.replaySeconds)).toLocaleString("en").padStart(9)} rows/s`);
-      console.log(`  COPY into UNLOGGED      ${copyRate.toLocaleString("en").padStart(9)} rows/s  (same indexes)`);
-      console.log(`  COPY into UNLOGGED      ${perSecond(best((r) => r.bareCopySeconds)).toLocaleString("en").padStart(9)} rows/s  (no index, for scale)`);
-      const targets: Target[] = [
-        { name: "new-row upsert / COPY", value: newRate / copyRate, limit: 0.5, lowerIsBetter: false },
-        { name: "tuples written by unchanged replay", value: Math.max(...rounds.map((r) => r.replayTuples)), limit: 0, lowerIsBetter: true },
+      const results = [
+        await measure(warehouse, copyClient, "schedules", scheduleRows(), 1),
+        await measure(warehouse, copyClient, "leads", leadRows(), 1 + 2 * ROUNDS),
       ];
+      printRates(results);
+      const targets: Target[] = results.flatMap(({ table, rates, replayTuples }) => [
+        { name: `${table}: new-row upsert / COPY`, value: rates.new / rates.copy, limit: 0.5, lowerIsBetter: false },
+        { name: `${table}: tuples written by replay`, value: replayTuples, limit: 0, lowerIsBetter: true },
+      ]);
       printResults(targets);
       return targets;
     } finally {
