@@ -71,6 +71,19 @@ describe.each(backends)("upsert on $name", (backend) => {
     expect(await upsert(db, "leads", leads(12_000), T2)).toEqual({ inserted: 0, updated: 0 });
   });
 
+  it("stores awkward text and JSON exactly as given", async () => {
+    const { db } = warehouse();
+    const awkward = ['say "hi", {braces} \\ back\\slash', "line\nbreak\ttab", "", "NULL", "  padded  ", "emoji 😀 and ünïcode"];
+    const rows = awkward.map((subject, index) =>
+      emailSequenceRow(index + 1, "c1", { subject, body: subject, suggestions: { tips: [subject, null, 3], nested: { quote: '"' } } }),
+    );
+    rows.push(emailSequenceRow(99, "c1", { subject: null, suggestions: "just a JSON string" }));
+    await upsert(db, "email_sequences", rows, T1);
+    const stored = await db.selectFrom("email_sequences").select(["id", "subject", "body", "suggestions"]).orderBy("id").execute();
+    expect(stored).toEqual(rows.map(({ id, subject, body, suggestions }) => ({ id, subject, body, suggestions })));
+    expect(await upsert(db, "email_sequences", rows, T2)).toEqual({ inserted: 0, updated: 0 });
+  });
+
   it("keeps the last of duplicate keys inside one batch", async () => {
     const { db } = warehouse();
     const batch = [contactRow(7, { bounced: false }), contactRow(8), contactRow(7, { bounced: true })];
