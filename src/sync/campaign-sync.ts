@@ -35,7 +35,7 @@ export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId:
     return result;
   };
 
-  const detail = await run<Campaign>(campaignDetail);
+  const detail = await run<Campaign>(campaignDetail, { collect: true });
   const campaign = detail.records[0];
   if (detail.error || campaign === undefined) return { results, status: undefined };
 
@@ -47,9 +47,11 @@ export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId:
     leadsCheckpoint.scanStartedAt === null;
   if (!finalScanDone) await run(leads, { completedState: { scannedStatus: campaign.status } });
 
-  const newReplies = await run(replies);
-  const newClicks = await run(linkClicks);
-  const newOpens = await run(emailOpens);
+  // Only a terminal campaign past its final scan needs to know which events are new.
+  const collect = finalScanDone;
+  const newReplies = await run(replies, { collect });
+  const newClicks = await run(linkClicks, { collect });
+  const newOpens = await run(emailOpens, { collect });
 
   if (finalScanDone) {
     const touchedSchedules = new Set<number>([

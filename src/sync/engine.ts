@@ -3,10 +3,11 @@ import { sql } from "kysely";
 import { InvalidRecordError, UpstreamError, type Page } from "../upstream/client.ts";
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
+import { NATURAL_KEYS } from "../warehouse/tables.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { loadCheckpoint, saveCheckpoint, type Checkpoint, type CheckpointKey, type CheckpointState } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
+import { naturalKeyText } from "./natural-keys.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
 import type { ListStream, LookupStream, PagedStream, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
 import { walk, type WalkStart } from "./walk.ts";
@@ -24,9 +25,9 @@ export interface StreamResult<R = unknown> {
   written: number;
   rejected: number;
   requests: number;
-  /** Records this run had not seen before (event listings past their anchor; the whole of a list or lookup). */
+  /** With `collect`: records this run had not seen before (listings past their anchor, lists' new records). */
   fresh: R[];
-  /** Records returned by a lookup stream (a campaign's detail). */
+  /** With `collect`: the records a lookup stream fetched (a campaign's detail). */
   records: R[];
   durationMs: number;
   error?: Error;
@@ -38,6 +39,8 @@ export interface StreamOptions {
   completedState?: CheckpointState;
   /** Ask the listing from the start even when the checkpoint would resume at the end. */
   fromStart?: boolean;
+  /** Keep `fresh` and `records` in the result; off by default so that memory stays flat however large a listing grows. */
+  collect?: boolean;
 }
 
 /** A walk that ends with fewer rows than the upstream's total starts over, this many walks at most. */
@@ -154,7 +157,7 @@ async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scope: Stre
       result.fetched += page.records.length + page.rejected.length;
       result.written += counts.written;
       result.rejected += counts.rejected;
-      result.fresh.push(...walked.fresh);
+      if (options.collect) result.fresh.push(...walked.fresh);
       vouched.add(page.records);
       lastOffset = walked.nextOffset;
       lastTail = walked.tail;
@@ -218,7 +221,7 @@ async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: Stream
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
   const parsed = await stream.fetch(ctx.client, scope, ctx.signal);
-  const known = checkpoint.lastCompleteScanAt === null ? new Set<string>() : await knownKeys(ctx, stream as ListStream<unknown>, scope);
+  const known = options.collect && checkpoint.lastCompleteScanAt !== null ? await knownKeys(ctx, stream as ListStream<unknown>, scope) : new Set<string>();
   const firstRule = stream.softDelete?.[0];
   const vouched = new SoftDeleteKeys(stream);
   vouched.add(parsed.records);
@@ -247,6 +250,7 @@ async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: Stream
   result.fetched = parsed.records.length + parsed.rejected.length;
   result.written = counts.written;
   result.rejected = counts.rejected;
+  if (!options.collect) return;
   result.fresh = firstRule
     ? parsed.records.filter((record) => firstRule.keys(record).some((key) => !known.has(naturalKeyText(firstRule.table, key))))
     : parsed.records;
@@ -261,16 +265,6 @@ async function knownKeys(ctx: SyncContext, stream: ListStream<unknown>, scope: S
   for (const [column, value] of Object.entries(rule.within(scope))) query = query.where(sql.ref(column), "=", value);
   const rows = (await query.execute()) as Record<string, unknown>[];
   return new Set(rows.map((row) => naturalKeyText(rule.table, row)));
-}
-
-/** One text per natural key, the same for a record's key and a row read back from the warehouse. */
-function naturalKeyText(table: SyncedTableName, key: Record<string, unknown>): string {
-  return NATURAL_KEYS[table]
-    .map((column) => {
-      const value = key[column];
-      return value instanceof Date ? value.toISOString() : String(value);
-    })
-    .join("|");
 }
 
 async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
@@ -296,7 +290,7 @@ async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: St
       throw error;
     }
     result.fetched += 1;
-    result.records.push(record);
+    if (options.collect) result.records.push(record);
     const vouched = new SoftDeleteKeys(stream);
     vouched.add([record]);
     const counts = await writePage(
@@ -307,7 +301,7 @@ async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: St
     );
     result.written += counts.written;
   }
-  result.fresh = result.records;
+  if (options.collect) result.fresh = result.records;
   await saveCheckpoint(
     ctx.db,
     key,

@@ -80,6 +80,13 @@ describe("simulated time between two runs", () => {
 
     expect(summary.outcome).toBe("succeeded");
     expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(db))).toEqual({});
+    // Changed records too: every schedule's open count agrees with its open events, in terminal campaigns
+    // (whose touched leads are fetched again) as in running ones (walked in full).
+    const stale = await sql<{ id: number; status: string }>`
+      select s.id, c.status from schedules s join campaigns c on c.uid = s.campaign_uid
+       where s.email_open_count <> (select count(*) from email_opens o where o.schedule_id = s.id)`.execute(db);
+    expect(stale.rows).toEqual([]);
+    expect(summary.streams.lead_refresh?.fetched ?? 0).toBeGreaterThan(0);
     const statusesAfter = await db.selectFrom("campaigns").select(["uid", "status"]).execute();
     const changed = statusesAfter.filter((row) => statusesBefore.get(row.uid) !== row.status);
     const historyAfter = Number((await db.selectFrom("campaign_history").select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n);
