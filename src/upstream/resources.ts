@@ -7,6 +7,7 @@ import {
   replyClassification,
   schedulingStrategy,
   sequenceLabel,
+  unsubLinkType,
 } from "./enums.ts";
 
 /**
@@ -82,7 +83,8 @@ export const campaignSettings = z.looseObject({
   to_time: timeOfDay.nullable(),
   time_zone: z.string().max(100).nullable(),
   add_unsub_link: z.boolean(),
-  unsub_link_type: z.string().max(100),
+  /** A string of at most 100 characters whose values are auto and custom (spec 2.3, 4.3); the warehouse constrains it. */
+  unsub_link_type: unsubLinkType,
   custom_unsub_text: z.string(),
   click_tracking_enabled: z.boolean(),
   open_tracking_enabled: z.boolean(),
