@@ -12,7 +12,7 @@ import { migrateToLatest } from "../src/warehouse/migrate.ts";
 
 /**
  * One phase of bench/backfill, run in a child process of its own so that its
- * peak RSS is its own. Prints one JSON line: { seconds, records, requests, peakRssMb }.
+ * peak RSS is its own. Prints one JSON line: { seconds, cpuSeconds, records, requests, peakRssMb }.
  *
  *   fetch <url> <key> <pagesFile>       walk every page and parse it, write nothing (pages saved for the next phase)
  *   write <databaseUrl> <schema> <file>  upsert the rows of the saved pages, fetch nothing
@@ -113,4 +113,6 @@ const result =
             throw new Error(`unknown phase ${String(phase)}`);
           })();
 const seconds = (performance.now() - startedAt) / 1000;
-console.log(JSON.stringify({ ...result, seconds, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+const usage = process.resourceUsage();
+const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+console.log(JSON.stringify({ ...result, seconds, cpuSeconds, peakRssMb: usage.maxRSS / 1024 }));

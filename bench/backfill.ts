@@ -21,6 +21,8 @@ const KEY = "bench";
 
 interface PhaseResult {
   seconds: number;
+  /** CPU time of the measured process itself (not the emulator's, nor PostgreSQL's). */
+  cpuSeconds: number;
   records: number;
   requests: number;
   peakRssMb: number;
@@ -76,7 +78,7 @@ export async function runBackfillBench(): Promise<Target[]> {
   console.log("\nbench/backfill");
   for (const [name, result] of rows) {
     console.log(
-      `  ${name.padEnd(22)} ${result.seconds.toFixed(1).padStart(7)} s  ${Math.round(result.records / result.seconds)
+      `  ${name.padEnd(22)} ${result.seconds.toFixed(1).padStart(7)} s  (cpu ${result.cpuSeconds.toFixed(1).padStart(5)} s)  ${Math.round(result.records / result.seconds)
         .toString()
         .padStart(7)} records/s  ${String(result.requests).padStart(6)} requests  peak RSS ${result.peakRssMb.toFixed(0)} MB`,
     );
