@@ -3,7 +3,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".coldsync/", "coverage/", ".scratch/"] },
+  { ignores: ["node_modules/", ".coldsync/", "coverage/", ".scratch/", "dist/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

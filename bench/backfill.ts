@@ -16,7 +16,10 @@ import { printResults, type Target } from "./report.ts";
  */
 
 const run = promisify(execFile);
-const PHASE = fileURLToPath(new URL("./backfill-phase.ts", import.meta.url));
+/** `npm run bench` runs the compiled benchmark, so each phase measures compiled JavaScript, as production runs it. */
+const COMPILED = import.meta.url.endsWith(".js");
+const PHASE = fileURLToPath(new URL(COMPILED ? "./backfill-phase.js" : "./backfill-phase.ts", import.meta.url));
+const PHASE_RUNTIME = COMPILED ? [] : ["--import", "tsx"];
 const KEY = "bench";
 
 interface PhaseResult {
@@ -29,7 +32,7 @@ interface PhaseResult {
 }
 
 async function phase(...args: string[]): Promise<PhaseResult> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", PHASE, ...args], { maxBuffer: 1 << 20, env: process.env });
+  const { stdout } = await run(process.execPath, [...PHASE_RUNTIME, PHASE, ...args], { maxBuffer: 1 << 20, env: process.env });
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as PhaseResult;
 }
 

@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
  * the figures of the process being measured.
  */
 
-const BIN = fileURLToPath(new URL("../bin/coldsync.js", import.meta.url));
+/** From dist/bench/ the repository's bin/ is two levels up, from bench/ one. */
+const BIN = fileURLToPath(new URL(import.meta.url.includes("/dist/") ? "../../bin/coldsync.js" : "../bin/coldsync.js", import.meta.url));
 
 export interface EmulatorProcess {
   url: string;
