@@ -11,6 +11,16 @@ function lag(seconds: number | null): string {
   return `${(seconds / 3_600).toFixed(1)} h`;
 }
 
+/** Each campaign stream's last complete scan, shown as its age. */
+const STREAM_COLUMNS = [
+  ["campaign_detail", "detail"],
+  ["leads", "leads"],
+  ["replies", "replies"],
+  ["link_clicks", "clicks"],
+  ["email_opens", "opens"],
+  ["email_sequences", "sequences"],
+] as const;
+
 const when = (date: Date | null | undefined) => (date ? `${date.toISOString().slice(0, 19)}Z` : "—");
 
 export function register(program: Command): void {
@@ -22,9 +32,11 @@ export function register(program: Command): void {
       const warehouse = await openWarehouse(config.warehouse);
       try {
         const campaigns = await campaignStatus(warehouse.db, config.account);
+        const now = Date.now();
+        const age = (date: Date | null | undefined) => (date ? lag(Math.round((now - date.getTime()) / 1000)) : "never");
         console.log(
           table(
-            ["campaign", "status", "leads", "replies", "clicks", "opens", "leads synced", "events synced", "lag"],
+            ["campaign", "status", "leads", "replies", "clicks", "opens", ...STREAM_COLUMNS.map(([, title]) => `${title} synced`), "lag"],
             campaigns.map((row) => [
               row.name ? `${row.campaign_uid} ${row.name}`.slice(0, 48) : row.campaign_uid,
               row.status,
@@ -32,8 +44,7 @@ export function register(program: Command): void {
               row.replies,
               row.link_clicks,
               row.email_opens,
-              when(row.streams.leads),
-              when(row.streams.email_opens),
+              ...STREAM_COLUMNS.map(([stream]) => age(row.streams[stream])),
               lag(row.lag_seconds),
             ]),
           ),

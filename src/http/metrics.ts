@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Logger } from "../logger.ts";
 import type { SyncObserver } from "../sync/context.ts";
+import { campaignLag } from "../sync/status.ts";
 import type { ClientHooks } from "../upstream/hooks.ts";
 import type { Database } from "../warehouse/database.ts";
 
@@ -115,25 +116,15 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
 
   new Gauge({
     name: METRIC_NAMES.checkpointLag,
-    help: "Seconds since the stalest stream of each campaign last finished a complete scan.",
+    help: "Seconds since the stalest stream of each campaign that runs every cycle last finished a complete scan.",
     labelNames: ["campaign_uid"],
     registers: [registry],
     async collect() {
       this.reset();
       if (!checkpoints) return;
       try {
-        const stalest = await checkpoints.db
-          .selectFrom("sync_checkpoints")
-          .select(["campaign_uid", (eb) => eb.fn.min("last_complete_scan_at").as("scanned_at")])
-          .where("account", "=", checkpoints.account)
-          .where("campaign_uid", "<>", "")
-          .where("last_complete_scan_at", "is not", null)
-          .groupBy("campaign_uid")
-          .execute();
-        const now = Date.now();
-        for (const { campaign_uid, scanned_at } of stalest) {
-          if (scanned_at !== null) this.set({ campaign_uid }, (now - new Date(scanned_at).getTime()) / 1000);
-        }
+        const lags = await campaignLag(checkpoints.db, checkpoints.account);
+        for (const [campaign_uid, lag] of lags) if (lag.lagSeconds !== null) this.set({ campaign_uid }, lag.lagSeconds);
       } catch (error) {
         logger?.warn({ err: error }, "could not read checkpoint lag for /metrics");
       }

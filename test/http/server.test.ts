@@ -4,6 +4,7 @@ import { createMetrics, METRIC_NAMES, type WorkerMetrics } from "../../src/http/
 import { startHttpServer, type HttpServer } from "../../src/http/server.ts";
 import { openQueues, type Queues } from "../../src/queue/queues.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { upsert } from "../../src/warehouse/upsert.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useTestRedis } from "../support/redis.ts";
 import { openMigratedWarehouse } from "../queue/warehouse.ts";
@@ -89,6 +90,7 @@ describe("HTTP side of the worker", () => {
     metrics.observeJob("campaign-sync", "completed", 1_500);
     await queues.campaignSync.add("sync-campaign", { account: "acme", campaignUid: "c-1" });
     const scannedAt = new Date(Date.now() - 90_000);
+    await upsert(warehouse.db, "campaigns", [{ uid: "c-1", _account: "acme", name: "c", workspace_id: 1, created_on: scannedAt, status: "running" }], scannedAt);
     await warehouse.db
       .insertInto("sync_checkpoints")
       .values({ account: "acme", campaign_uid: "c-1", stream: "leads", last_complete_scan_at: scannedAt, updated_at: scannedAt })
