@@ -15,6 +15,7 @@ import { walk, type WalkStart } from "./walk.ts";
 
 /** A walk that ends with fewer rows than the upstream's total starts over, this many walks at most. */
 const MAX_PASSES = 4;
+
 /** Where a paged walk starts: an interrupted walk resumes, an append stream continues at its end. */
 function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint): WalkStart {
   const tail = checkpoint.state.tail ?? [];
