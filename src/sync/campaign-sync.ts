@@ -4,6 +4,7 @@ import { loadCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, type StreamResult } from "./engine.ts";
 import type { StreamScope } from "./stream.ts";
+import { retireUnreferencedSequences } from "./streams/email-sequences.ts";
 import { campaignDetail, emailOpens, emailSequences, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
 
 /**
@@ -45,7 +46,10 @@ export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId:
     isTerminal(leadsCheckpoint.state.scannedStatus) &&
     leadsCheckpoint.lastCompleteScanAt !== null &&
     leadsCheckpoint.scanStartedAt === null;
-  if (!finalScanDone) await run(leads, { completedState: { scannedStatus: campaign.status } });
+  if (!finalScanDone) {
+    const walked = await run(leads, { completedState: { scannedStatus: campaign.status } });
+    if (!walked.error) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
+  }
 
   // Only a terminal campaign past its final scan needs to know which events are new.
   const collect = finalScanDone;

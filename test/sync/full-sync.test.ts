@@ -140,3 +140,27 @@ describe("a run whose process died", () => {
     expect(row.finished_at).not.toBeNull();
   });
 });
+
+describe("an email sequence deleted upstream", () => {
+  it("is soft-deleted once no schedule sends it", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "deleted_sequence");
+    await runFullSync(fixture.context());
+    const db = fixture.warehouse.db;
+    const candidate = await db
+      .selectFrom("schedules")
+      .innerJoin("campaigns", "campaigns.uid", "schedules.campaign_uid")
+      .select(["schedules.campaign_uid", sql<number[]>`array_agg(distinct schedules.email_sequence_id)`.as("sequences")])
+      .where("campaigns.status", "=", "created")
+      .groupBy("schedules.campaign_uid")
+      .having(sql`count(distinct schedules.email_sequence_id)`, ">=", 2)
+      .executeTakeFirstOrThrow();
+    const doomed = Number(candidate.sequences[0]);
+    await fixture.client.deleteEmailSequence(doomed);
+
+    const summary = await runFullSync(fixture.context());
+    expect(summary.outcome).toBe("succeeded");
+    expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(db))).toEqual({});
+    const row = await db.selectFrom("email_sequences").select("_deleted_at").where("id", "=", doomed).executeTakeFirstOrThrow();
+    expect(row._deleted_at).not.toBeNull();
+  });
+});

@@ -1,4 +1,7 @@
+import type { Kysely } from "kysely";
 import { emailSequence, type EmailSequence } from "../../upstream/resources.ts";
+import type { Database } from "../../warehouse/database.ts";
+import { markDeleted } from "../../warehouse/upsert.ts";
 import { unknownFields } from "../mapping.ts";
 import type { LookupStream } from "../stream.ts";
 
@@ -50,3 +53,19 @@ export const emailSequences: LookupStream<EmailSequence> = {
     ],
   }),
 };
+
+/**
+ * Sequences are known only through the schedules that send them, so once a
+ * campaign's leads have been walked, a sequence no live schedule sends any
+ * more was deleted upstream (deleting a sequence regenerates the schedules).
+ */
+export async function retireUnreferencedSequences(db: Kysely<Database>, campaignUid: string, at: Date): Promise<number> {
+  const referenced = await db
+    .selectFrom("schedules")
+    .select("email_sequence_id")
+    .distinct()
+    .where("campaign_uid", "=", campaignUid)
+    .where("_deleted_at", "is", null)
+    .execute();
+  return markDeleted(db, "email_sequences", { campaign_uid: campaignUid }, referenced.map((row) => ({ id: row.email_sequence_id })), at);
+}
