@@ -46,9 +46,10 @@ export async function upsert<T extends SyncedTableName>(
   const columns = columnsOf(table, rows);
   const types = await columnTypes(db, table);
   const statement = upsertStatement(table, columns, types);
-  const literalsFrom = (start: number) => columnLiterals(rows.slice(start, start + ROWS_PER_STATEMENT), columns, types);
+  const unique = lastPerKey(table, rows, types);
+  const literalsFrom = (start: number) => columnLiterals(unique.slice(start, start + ROWS_PER_STATEMENT), columns, types);
   const nextChunk = async (start: number): Promise<string[] | undefined> => {
-    if (start >= rows.length) return undefined;
+    if (start >= unique.length) return undefined;
     await nextTurn(); // lets the driver send the running statement first
     return literalsFrom(start);
   };
@@ -62,6 +63,29 @@ export async function upsert<T extends SyncedTableName>(
     literals = next;
   }
   return total;
+}
+
+/**
+ * One row per natural key, the last occurrence winning: a statement that met a
+ * key twice would fail ("cannot affect row a second time"). Keys are compared
+ * as PostgreSQL will: a timestamptz given as a Date or as text is one instant.
+ */
+function lastPerKey<R extends object>(table: SyncedTableName, rows: readonly R[], types: ColumnTypes): readonly R[] {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const part = (column: string, value: unknown): string => {
+    if (value instanceof Date) return String(value.getTime());
+    if (typeof value === "string" && types.get(column) === "timestamp with time zone") {
+      const instant = Date.parse(value);
+      if (!Number.isNaN(instant)) return String(instant);
+    }
+    return typeof value === "string" ? value : JSON.stringify(value);
+  };
+  const byKey = new Map<string, R>();
+  for (const row of rows) {
+    const record = row as Record<string, unknown>;
+    byKey.set(key.map((column) => part(column, record[column])).join("\u0000"), row);
+  }
+  return byKey.size === rows.length ? rows : [...byKey.values()];
 }
 
 /** The columns every row of one call provides; a call mixing column sets is a bug in its caller. */
@@ -157,16 +181,12 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
       ? sql`t._deleted_at IS NOT NULL`
       : sql`(${list(updated, "t")}) IS DISTINCT FROM (${sql.join(updated.map(newValue))}) OR t._deleted_at IS NOT NULL`;
 
-  // Duplicate keys in one statement would fail ("cannot affect row a second time"): keep the last occurrence.
+  // Rows arrive with one row per key (lastPerKey), so the input needs no sort to be conflict-free.
   return (literals: readonly string[], syncedAt: Date) => sql<UpsertResult>`
-    WITH input AS (
-      SELECT DISTINCT ON (${list(key)}) ${list(columns)}
-        FROM unnest(${typedArrays(table, columns, types, literals)}) WITH ORDINALITY AS r(${list(columns)}, position)
-       ORDER BY ${list(key)}, r.position DESC
-    ),
-    written AS (
+    WITH written AS (
       INSERT INTO ${target} AS t (${list(columns)}, _synced_at, _first_seen_at)
-      SELECT ${list(columns)}, CAST(${syncedAt} AS timestamptz), CAST(${syncedAt} AS timestamptz) FROM input
+      SELECT ${list(columns)}, CAST(${syncedAt} AS timestamptz), CAST(${syncedAt} AS timestamptz)
+        FROM unnest(${typedArrays(table, columns, types, literals)}) AS r(${list(columns)})
       ON CONFLICT (${list(key)}) DO UPDATE SET ${assignments}
       WHERE ${changed}
       RETURNING (xmax = 0) AS inserted
