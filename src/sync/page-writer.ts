@@ -4,7 +4,6 @@ import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import { recordRejected, upsert } from "../warehouse/upsert.ts";
 import type { SyncObserver } from "./context.ts";
-import { naturalKeyText } from "./natural-keys.ts";
 import type { RowBatch, StreamDefinition, StreamScope } from "./stream.ts";
 
 /**
@@ -30,20 +29,15 @@ export interface WriteCounts {
 const DEADLOCK_RETRIES = 5;
 const RETRYABLE_SQLSTATES = new Set(["40P01", "40001"]);
 
-/**
- * The page's rows per table, one per natural key (the last wins): a page of
- * leads repeats each email sequence once per schedule, with its whole body.
- */
+/** The page's rows per table (upsert() keeps one per natural key, the last). */
 export function rowsOf<R>(stream: StreamDefinition<R>, records: readonly R[], scope: StreamScope): RowBatch {
-  const byTable = new Map<SyncedTableName, Map<string, Record<string, unknown>>>();
+  const batch: Record<string, unknown[]> = {};
   for (const record of records) {
-    for (const [table, rows] of Object.entries(stream.rows(record, scope)) as [SyncedTableName, Record<string, unknown>[]][]) {
-      let unique = byTable.get(table);
-      if (!unique) byTable.set(table, (unique = new Map()));
-      for (const row of rows) unique.set(naturalKeyText(table, row), row);
+    for (const [table, rows] of Object.entries(stream.rows(record, scope))) {
+      if (rows && rows.length > 0) (batch[table] ??= []).push(...rows);
     }
   }
-  return Object.fromEntries([...byTable].map(([table, unique]) => [table, [...unique.values()]])) as RowBatch;
+  return batch as RowBatch;
 }
 
 /** Rows sorted by key, so concurrent transactions lock shared rows (contacts) in one order and cannot deadlock. */
