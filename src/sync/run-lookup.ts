@@ -43,7 +43,6 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     );
     result.written += counts.written;
   }
-  if (options.collect) result.fresh = result.records;
   await saveCheckpoint(
     ctx.db,
     key,

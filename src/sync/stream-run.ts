@@ -12,7 +12,7 @@ export interface StreamResult<R = unknown> {
   written: number;
   rejected: number;
   requests: number;
-  /** With `collect`: records this run had not seen before (listings past their anchor, lists' new records). */
+  /** With `collect`: records this run had not seen before (a paged walk's records past its anchor, a list's new records). */
   fresh: R[];
   /** With `collect`: the records a lookup stream fetched (a campaign's detail). */
   records: R[];

@@ -1,5 +1,4 @@
 import type { Kysely } from "kysely";
-import type { z } from "zod";
 import type { Parsed, PagedResource, UpstreamClient } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
@@ -54,10 +53,6 @@ export type CheckpointRule = "rescan" | "append";
 interface StreamBase<R> {
   name: StreamName;
   scope: "account" | "campaign";
-  /** The zod schema each record was validated with; only used to keep unknown fields in `_extra`. */
-  schema: z.ZodType<R>;
-  /** The natural key, used to deduplicate, to anchor cursors and to soft-delete. */
-  key(record: R): string;
   /** The row mapping: one record becomes rows of one or more tables. */
   rows(record: R, scope: StreamScope): RowBatch;
   softDelete?: SoftDeleteRule<R>[];
@@ -65,7 +60,10 @@ interface StreamBase<R> {
 
 export interface PagedStream<R> extends StreamBase<R> {
   kind: "paged";
+  /** The listing (endpoint and the zod schema its records are validated with, src/upstream/paging.ts). */
   resource: PagedResource;
+  /** The natural key as one text: what a resumed walk looks for to anchor its cursor. */
+  key(record: R): string;
   checkpoint: CheckpointRule;
   /** Table and filter whose live rows should number the upstream's `total` after a complete walk. */
   completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };

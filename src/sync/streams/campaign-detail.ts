@@ -14,11 +14,9 @@ export const campaignDetail: LookupStream<Campaign> = {
   name: "campaign_detail",
   kind: "lookup",
   scope: "campaign",
-  schema: campaign,
   ids: async (_db, scope) => (scope.campaignUid === null ? [] : [scope.campaignUid]),
   fetch: (client, uid, signal) => client.getCampaign(String(uid), signal),
   missing: { table: "campaigns", column: "uid" },
-  key: (record) => record.uid,
   rows: (record, scope) => {
     const settings = record.settings;
     return {

@@ -1,4 +1,4 @@
-import { campaignListItem, type CampaignListItem } from "../../upstream/resources.ts";
+import type { CampaignListItem } from "../../upstream/resources.ts";
 import { toDate } from "../mapping.ts";
 import type { PagedStream } from "../stream.ts";
 
@@ -13,7 +13,6 @@ export const campaigns: PagedStream<CampaignListItem> = {
   scope: "account",
   resource: "campaigns",
   checkpoint: "rescan",
-  schema: campaignListItem,
   key: (record) => record.uid,
   rows: (record, scope) => ({
     campaigns: [

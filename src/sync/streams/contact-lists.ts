@@ -8,7 +8,6 @@ export const contactLists: PagedStream<ContactList> = {
   scope: "account",
   resource: "contact_lists",
   checkpoint: "rescan",
-  schema: contactList,
   key: (record) => record.uid,
   rows: (record, scope) => ({
     contact_lists: [

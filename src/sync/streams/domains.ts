@@ -8,7 +8,6 @@ export const domains: PagedStream<Domain> = {
   scope: "account",
   resource: "domains",
   checkpoint: "rescan",
-  schema: domain,
   key: (record) => String(record.id),
   rows: (record, scope) => ({
     domains: [

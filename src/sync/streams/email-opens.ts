@@ -1,4 +1,4 @@
-import { emailOpenEvent, type EmailOpenEvent } from "../../upstream/resources.ts";
+import type { EmailOpenEvent } from "../../upstream/resources.ts";
 import { compositeKey, isoKey, toDate } from "../mapping.ts";
 import type { PagedStream } from "../stream.ts";
 
@@ -11,7 +11,6 @@ export const emailOpens: PagedStream<EmailOpenEvent> = {
   scope: "campaign",
   resource: "email_opens",
   checkpoint: "append",
-  schema: emailOpenEvent,
   key: openKey,
   rows: (record, scope) => ({
     email_opens: [{ campaign_uid: scope.campaignUid ?? "", schedule_id: record.schedule_id, opened_on: toDate(record.opened_on) }],

@@ -14,7 +14,6 @@ export const emailSequences: LookupStream<EmailSequence> = {
   name: "email_sequences",
   kind: "lookup",
   scope: "campaign",
-  schema: emailSequence,
   ids: async (db, scope, lastCompleteScanAt) => {
     let query = db
       .selectFrom("email_sequences")
@@ -30,7 +29,6 @@ export const emailSequences: LookupStream<EmailSequence> = {
   },
   fetch: (client, id, signal) => client.getEmailSequence(Number(id), signal),
   missing: { table: "email_sequences", column: "id" },
-  key: (record) => String(record.id),
   rows: (record, scope) => ({
     email_sequences: [
       {

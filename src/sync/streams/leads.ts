@@ -82,7 +82,6 @@ export const leads: PagedStream<Lead> = {
   scope: "campaign",
   resource: "leads",
   checkpoint: "rescan",
-  schema: lead,
   key: (record) => record.uid,
   rows: leadRows,
   softDelete: [
@@ -107,11 +106,9 @@ export function leadsByUid(uids: readonly string[]): LookupStream<Lead> {
     name: "lead_refresh",
     kind: "lookup",
     scope: "campaign",
-    schema: lead,
     ids: async () => uids,
     fetch: (client, uid, signal) => client.getLead(String(uid), signal),
     missing: { table: "leads", column: "uid" },
-    key: (record) => record.uid,
     rows: leadRows,
   };
 }

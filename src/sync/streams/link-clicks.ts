@@ -1,4 +1,4 @@
-import { linkClickEvent, type LinkClickEvent } from "../../upstream/resources.ts";
+import type { LinkClickEvent } from "../../upstream/resources.ts";
 import { toDate } from "../mapping.ts";
 import type { PagedStream } from "../stream.ts";
 import { linkClickKey } from "./leads.ts";
@@ -10,7 +10,6 @@ export const linkClicks: PagedStream<LinkClickEvent> = {
   scope: "campaign",
   resource: "link_clicks",
   checkpoint: "append",
-  schema: linkClickEvent,
   key: (record) => linkClickKey(record.schedule_id, record.link, record.clicked_on),
   rows: (record, scope) => ({
     link_clicks: [

@@ -7,9 +7,7 @@ export const replies: ListStream<Reply> = {
   name: "replies",
   kind: "list",
   scope: "campaign",
-  schema: reply,
   fetch: (client, scope, signal) => client.listReplies(scope.campaignUid ?? "", signal),
-  key: (record) => String(record.id),
   rows: (record, scope) => ({
     replies: [
       {

@@ -6,9 +6,7 @@ export const workspaces: ListStream<Workspace> = {
   name: "workspaces",
   kind: "list",
   scope: "account",
-  schema: workspace,
   fetch: (client, _scope, signal) => client.listWorkspaces(signal),
-  key: (record) => String(record.id),
   rows: (record, scope) => ({
     workspaces: [
       {
