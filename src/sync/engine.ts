@@ -15,14 +15,12 @@ export { SyncAbortedError, type StreamOptions, type StreamResult } from "./strea
 
 export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>, scope: StreamScope, options: StreamOptions): Promise<StreamResult<R>> {
   const startedAt = Date.now();
-  const requestsBefore = ctx.client.stats.requests;
   const result: StreamResult<R> = {
     stream: stream.name,
     campaignUid: scope.campaignUid,
     fetched: 0,
     written: 0,
     rejected: 0,
-    requests: 0,
     fresh: [],
     records: [],
     durationMs: 0,
@@ -38,7 +36,6 @@ export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>
     result.error = error instanceof Error ? error : new Error(String(error));
     ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, err: result.error }, "stream failed");
   } finally {
-    result.requests = ctx.client.stats.requests - requestsBefore;
     result.durationMs = Date.now() - startedAt;
     ctx.observer?.onStreamFinished?.({
       campaignUid: scope.campaignUid,

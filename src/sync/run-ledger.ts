@@ -40,10 +40,10 @@ export class RunLedger {
     private readonly db: Kysely<Database>,
     readonly runId: number,
     private readonly startedAt: Date,
-    private readonly statsAtStart: { requests: number; retries: number },
     private readonly ctx: SyncContext,
   ) {}
 
+  /** `ctx.client` must be the run's own view (UpstreamClient#tallied), whose counts are the run's. */
   static async open(ctx: SyncContext, scope: string | null, trigger: RunTrigger = ctx.trigger): Promise<RunLedger> {
     const startedAt = new Date();
     // Runs of one scope never overlap (the worker leases campaigns; discovery is one scheduler), so a
@@ -65,7 +65,7 @@ export class RunLedger {
       .values({ account: ctx.account, scope, trigger, started_at: startedAt, outcome: "running" })
       .returning("id")
       .executeTakeFirstOrThrow();
-    return new RunLedger(ctx.db, Number(row.id), startedAt, ctx.client.stats, ctx);
+    return new RunLedger(ctx.db, Number(row.id), startedAt, ctx);
   }
 
   add(result: StreamResult): void {
@@ -102,8 +102,8 @@ export class RunLedger {
       runId: this.runId,
       outcome,
       streams: this.streams,
-      requests: stats.requests - this.statsAtStart.requests,
-      retries: stats.retries - this.statsAtStart.retries,
+      requests: stats.requests,
+      retries: stats.retries,
       rejected: this.rejected,
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
       failures: this.failures,

@@ -33,10 +33,12 @@ export interface FullSyncOptions {
   onProgress?(progress: FullSyncProgress): void;
 }
 
-async function withLedger(ctx: SyncContext, scope: string | null, work: (ledger: RunLedger) => Promise<void>): Promise<RunSummary> {
-  const ledger = await RunLedger.open(ctx, scope);
+async function withLedger(ctx: SyncContext, scope: string | null, work: (run: SyncContext, ledger: RunLedger) => Promise<void>): Promise<RunSummary> {
+  // Runs may share one client (a worker's concurrent jobs): each counts its requests through a view of its own.
+  const run: SyncContext = { ...ctx, client: ctx.client.tallied() };
+  const ledger = await RunLedger.open(run, scope);
   try {
-    await work(ledger);
+    await work(run, ledger);
   } catch (error) {
     if (error instanceof SyncAbortedError) ledger.markAborted();
     else ledger.fail(null, "run", error instanceof Error ? error : new Error(String(error)));
@@ -60,21 +62,21 @@ async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRe
 
 export async function runDiscovery(ctx: SyncContext): Promise<RunSummary & { campaigns: CampaignRef[] }> {
   let campaigns: CampaignRef[] = [];
-  const summary = await withLedger(ctx, null, async (ledger) => {
-    campaigns = await discover(ctx, ledger);
+  const summary = await withLedger(ctx, null, async (run, ledger) => {
+    campaigns = await discover(run, ledger);
   });
   return { ...summary, campaigns };
 }
 
 export async function runCampaignSync(ctx: SyncContext, campaignUid: string): Promise<RunSummary> {
-  return withLedger(ctx, campaignUid, async (ledger) => {
-    await syncCampaign(ctx, campaignUid, ledger.runId, (result) => ledger.add(result));
+  return withLedger(ctx, campaignUid, async (run, ledger) => {
+    await syncCampaign(run, campaignUid, ledger.runId, (result) => ledger.add(result));
   });
 }
 
 export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {}): Promise<RunSummary> {
-  return withLedger(ctx, options.campaignUid ?? null, async (ledger) => {
-    const campaigns = options.campaignUid ? [options.campaignUid] : (await discover(ctx, ledger)).map((campaign) => campaign.uid);
+  return withLedger(ctx, options.campaignUid ?? null, async (run, ledger) => {
+    const campaigns = options.campaignUid ? [options.campaignUid] : (await discover(run, ledger)).map((campaign) => campaign.uid);
     const progress: FullSyncProgress = { campaignsDone: 0, campaignsTotal: campaigns.length, records: 0 };
     const count = (result: StreamResult) => {
       ledger.add(result);
@@ -90,7 +92,7 @@ export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {
         queue.add(async () => {
           if (aborted) return;
           try {
-            await syncCampaign(ctx, uid, ledger.runId, count);
+            await syncCampaign(run, uid, ledger.runId, count);
           } catch (error) {
             if (error instanceof SyncAbortedError) aborted = error;
             else ledger.fail(uid, "campaign", error instanceof Error ? error : new Error(String(error)));

@@ -11,7 +11,6 @@ export interface StreamResult<R = unknown> {
   fetched: number;
   written: number;
   rejected: number;
-  requests: number;
   /** With `collect`: records this run had not seen before (a paged walk's records past its anchor, a list's new records). */
   fresh: R[];
   /** With `collect`: the records a lookup stream fetched (a campaign's detail). */

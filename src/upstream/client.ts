@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "./endpoints.ts";
 import { InvalidRecordError, UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
-import { HttpTransport, type HttpRequest } from "./http.ts";
+import { HttpTransport, type HttpRequest, type Tally } from "./http.ts";
 import { IntervalLimiter, type RequestLimiter } from "./limiter.ts";
 import { PAGED_RESOURCES, type Page, type PagedResource, type PageQuery, type PagesQuery, type RecordOf } from "./paging.ts";
 import { parseRecord, parseRecords, type Parsed, type Stream } from "./parsing.ts";
@@ -61,15 +61,19 @@ const DEFAULTS = {
 
 /** Typed access to one account of the upstream API (spec section 4, contract part A). */
 export class UpstreamClient {
+  readonly #options: UpstreamClientOptions;
   readonly #http: HttpTransport;
   readonly #pageSize: number;
   readonly #hooks: ClientHooks | undefined;
+  readonly #tally: Tally = { requests: 0, retries: 0 };
 
-  constructor(options: UpstreamClientOptions) {
+  /** `transport` is given only by tallied(): views share the connections, limiter and retry policy. */
+  constructor(options: UpstreamClientOptions, transport?: HttpTransport) {
     const requestsPerSecond = options.requestsPerSecond ?? DEFAULTS.requestsPerSecond;
+    this.#options = options;
     this.#pageSize = options.pageSize ?? DEFAULTS.pageSize;
     this.#hooks = options.hooks;
-    this.#http = new HttpTransport({
+    this.#http = transport ?? new HttpTransport({
       baseUrl: options.baseUrl,
       apiKey: options.apiKey,
       concurrency: options.concurrency ?? DEFAULTS.concurrency,
@@ -85,15 +89,30 @@ export class UpstreamClient {
     });
   }
 
-  /** Running totals: requests sent (every attempt) and retries scheduled. */
-  get stats(): { requests: number; retries: number } {
-    return { ...this.#http.stats };
+  /** Running totals of this client (or view): requests sent (every attempt) and retries scheduled. */
+  get stats(): Tally {
+    return { ...this.#tally };
+  }
+
+  /**
+   * A view of this client that shares its connections, limiter and retry
+   * policy but counts its own requests and retries: one per run, so runs side
+   * by side in one worker each report what they cost. Closing any view closes
+   * the shared connections.
+   */
+  tallied(): UpstreamClient {
+    return new UpstreamClient(this.#options, this.#http);
   }
 
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
   async listWorkspaces(signal?: AbortSignal): Promise<Parsed<Workspace>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const records = await this.#http.json(request, (body) => (Array.isArray(body) ? body : this.#envelope(request, body).data), signal);
+    const records = await this.#http.json(
+      request,
+      (body) => (Array.isArray(body) ? body : this.#envelope(request, body).data),
+      this.#tally,
+      signal,
+    );
     return this.#parseAll("workspaces", workspace, records);
   }
 
@@ -112,7 +131,7 @@ export class UpstreamClient {
         [PARAMS.offset]: query.offset,
       },
     };
-    const envelope = await this.#http.json(request, (body) => this.#envelope(request, body), signal);
+    const envelope = await this.#http.json(request, (body) => this.#envelope(request, body), this.#tally, signal);
     const parsed = this.#parseAll(resource, schema, envelope.data) as Parsed<RecordOf<R>>;
     return { ...parsed, total: envelope.total, offset: query.offset, limit };
   }
@@ -140,6 +159,7 @@ export class UpstreamClient {
     const replies = await this.#http.json(
       request,
       (body) => (Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies")),
+      this.#tally,
       signal,
     );
     return this.#parseAll("replies", reply, replies);
@@ -208,14 +228,18 @@ export class UpstreamClient {
   }
 
   #message(request: HttpRequest): Promise<string> {
-    return this.#http.json(request, (body) => {
-      const parsed = messageBody.safeParse(body);
-      return parsed.success ? parsed.data.message : this.#protocolError(request, "expected a {message} body");
-    });
+    return this.#http.json(
+      request,
+      (body) => {
+        const parsed = messageBody.safeParse(body);
+        return parsed.success ? parsed.data.message : this.#protocolError(request, "expected a {message} body");
+      },
+      this.#tally,
+    );
   }
 
   async #one<S extends z.ZodType>(stream: Stream, schema: S, request: HttpRequest, signal?: AbortSignal): Promise<z.infer<S>> {
-    const outcome = parseRecord(stream, schema, await this.#http.json(request, (body) => body, signal));
+    const outcome = parseRecord(stream, schema, await this.#http.json(request, (body) => body, this.#tally, signal));
     if ("record" in outcome) return outcome.record;
     this.#hooks?.onRejected?.(outcome.rejected);
     throw new InvalidRecordError(outcome.rejected, { endpoint: request.endpoint, method: request.method, status: 200 });

@@ -50,8 +50,13 @@ interface RawResponse {
 
 const EXCERPT_LENGTH = 200;
 
+/** Where the attempts and retries of some calls are counted (one per client view, see UpstreamClient#tallied). */
+export interface Tally {
+  requests: number;
+  retries: number;
+}
+
 export class HttpTransport {
-  readonly stats = { requests: 0, retries: 0 };
   readonly #options: HttpTransportOptions;
   readonly #pool: Pool;
   readonly #queue: PQueue;
@@ -71,15 +76,15 @@ export class HttpTransport {
    * makes of the JSON of a 2xx answer. `read` runs inside the attempt, so a
    * retryable UpstreamError it throws (a malformed envelope) asks again.
    */
-  async json<T>(request: HttpRequest, read: (body: unknown) => T, signal?: AbortSignal): Promise<T> {
+  async json<T>(request: HttpRequest, read: (body: unknown) => T, tally: Tally, signal?: AbortSignal): Promise<T> {
     const attemptOnce = async (attempt: number): Promise<T> => {
       if (this.#closed) throw this.#error(request, "the client is closed", { retryable: false });
-      return read(await this.#queue.add(() => this.#attempt(request, attempt, signal), { signal }));
+      return read(await this.#queue.add(() => this.#attempt(request, attempt, tally, signal), { signal }));
     };
     try {
       return await withRetries(attemptOnce, this.#options.retry, {
         signal,
-        onRetry: (error, attempt, delayMs) => this.#reportRetry(request, error, attempt, delayMs),
+        onRetry: (error, attempt, delayMs) => this.#reportRetry(request, error, attempt, delayMs, tally),
       });
     } catch (error) {
       // Whatever was under way when the caller gave up (queue, limiter, socket, backoff), the caller's reason wins.
@@ -95,12 +100,12 @@ export class HttpTransport {
     await this.#pool.close();
   }
 
-  async #attempt(request: HttpRequest, attempt: number, signal: AbortSignal | undefined): Promise<unknown> {
+  async #attempt(request: HttpRequest, attempt: number, tally: Tally, signal: AbortSignal | undefined): Promise<unknown> {
     await this.#options.limiter.acquire(signal);
     // The timeout starts only now, so time spent queued or paused never counts against an attempt.
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
     const started = performance.now();
-    this.stats.requests += 1;
+    tally.requests += 1;
     let response: RawResponse;
     try {
       response = await this.#send(request, signal ? AbortSignal.any([signal, timeout]) : timeout);
@@ -195,8 +200,8 @@ export class HttpTransport {
     return scrubSecrets(text, [this.#options.apiKey]);
   }
 
-  #reportRetry(request: HttpRequest, error: UpstreamError, attempt: number, delayMs: number): void {
-    this.stats.retries += 1;
+  #reportRetry(request: HttpRequest, error: UpstreamError, attempt: number, delayMs: number, tally: Tally): void {
+    tally.retries += 1;
     this.#options.hooks?.onRetry?.({ endpoint: request.endpoint, method: request.method, status: error.status, error: error.message, attempt, delayMs });
   }
 

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { runFullSync } from "../../src/sync/runs.ts";
+import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
 import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
@@ -162,5 +163,20 @@ describe("an email sequence deleted upstream", () => {
     expect(diffWithTruth(fixture.emulator.truth(TEST_KEY), await warehouseKeys(db))).toEqual({});
     const row = await db.selectFrom("email_sequences").select("_deleted_at").where("id", "=", doomed).executeTakeFirstOrThrow();
     expect(row._deleted_at).not.toBeNull();
+  });
+});
+
+describe("runs that share one client", () => {
+  it("each count their own requests", async () => {
+    fixture = await openSyncFixture(databaseUrl(), "shared_client");
+    let answered = 0;
+    const client = new UpstreamClient({ baseUrl: fixture.emulator.url, apiKey: TEST_KEY, requestsPerSecond: 2_000, hooks: { onResponse: () => (answered += 1) } });
+    const [first, second] = fixture.emulator.truth(TEST_KEY).keys.campaigns;
+    const context = fixture.context({ client });
+    const [a, b] = await Promise.all([runCampaignSync(context, first as string), runCampaignSync(context, second as string)]);
+    await client.close();
+    expect(a.requests).toBeGreaterThan(0);
+    expect(b.requests).toBeGreaterThan(0);
+    expect(a.requests + b.requests).toBe(answered);
   });
 });
