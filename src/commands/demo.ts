@@ -2,9 +2,8 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { startEmulator } from "../emulator/server.ts";
 import { openRuntime } from "../runtime.ts";
-import { runFullSync } from "../sync/runs.ts";
-import { migrateToLatest } from "../warehouse/migrate.ts";
-import { commandLogger, progressDisplay, runSummaryText, table } from "./output.ts";
+import { commandLogger, table } from "./output.ts";
+import { syncOnce } from "./sync-once.ts";
 
 const DEMO_KEY = "demo";
 
@@ -24,11 +23,8 @@ export function register(program: Command): void {
         console.log(`emulator on ${emulator.url}; warehouse: ${where}, schema ${config.warehouse.schema}`);
         const runtime = await openRuntime(config, { logger });
         try {
-          await migrateToLatest(runtime.warehouse);
-          const progress = progressDisplay(logger);
-          const summary = await runFullSync(runtime.syncContext({ trigger: "demo" }), { onProgress: (state) => progress.update(state) });
-          progress.stop();
-          console.log(runSummaryText(summary));
+          const summary = await syncOnce(runtime, logger, { trigger: "demo" });
+          if (summary.outcome === "aborted") return;
           const funnel = await runtime.warehouse.db
             .selectFrom("campaign_funnel")
             .select(["name", "status", "leads", "emails_sent", "opened", "clicked", "replied", "positive_replies", "open_rate", "reply_rate"])
@@ -54,7 +50,6 @@ export function register(program: Command): void {
             ),
           );
           console.log("query it yourself: SELECT * FROM coldsync.campaign_funnel; (see README, \"The warehouse\")");
-          process.exitCode = summary.outcome === "succeeded" ? 0 : 1;
         } finally {
           await runtime.close();
         }

@@ -1,9 +1,8 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { openRuntime } from "../runtime.ts";
-import { runFullSync } from "../sync/runs.ts";
-import { migrateToLatest } from "../warehouse/migrate.ts";
-import { commandLogger, progressDisplay, runSummaryText } from "./output.ts";
+import { commandLogger } from "./output.ts";
+import { syncOnce } from "./sync-once.ts";
 
 export function register(program: Command): void {
   program
@@ -15,23 +14,9 @@ export function register(program: Command): void {
       const config = loadConfig(process.env, ["apiKey"]);
       const logger = commandLogger(config);
       const runtime = await openRuntime(config, { logger });
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
       try {
-        await migrateToLatest(runtime.warehouse);
-        const progress = progressDisplay(logger);
-        const summary = await runFullSync(runtime.syncContext({ trigger: "cli", signal: controller.signal }), {
-          ...(options.campaign ? { campaignUid: options.campaign } : {}),
-          onProgress: (state) => progress.update(state),
-        });
-        progress.stop();
-        console.log(runSummaryText(summary));
-        process.exitCode = summary.outcome === "succeeded" ? 0 : 1;
+        await syncOnce(runtime, logger, { trigger: "cli", ...(options.campaign ? { campaignUid: options.campaign } : {}) });
       } finally {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
         await runtime.close();
       }
     });
