@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
-import { API_KEY_HEADER, API_PREFIX, PATHS } from "../../upstream/endpoints.ts";
+import { API_KEY_HEADER, API_PREFIX } from "../../upstream/endpoints.ts";
+import { PAGED_RESOURCES } from "../../upstream/paging.ts";
 import { answerFault, truncatedBody } from "../faults.ts";
 import { attachState, stateOf, type EmulatorContext } from "./context.ts";
 
@@ -12,7 +13,7 @@ import { attachState, stateOf, type EmulatorContext } from "./context.ts";
  * never pass through here.
  */
 
-const LISTINGS: ReadonlySet<string> = new Set([PATHS.campaigns, PATHS.domains, PATHS.contacts, PATHS.leads, PATHS.linkClickEvents, PATHS.emailOpenEvents]);
+const LISTINGS: ReadonlySet<string> = new Set(Object.values(PAGED_RESOURCES).map((resource) => resource.endpoint));
 
 function isApi(url: string): boolean {
   return url.startsWith(`${API_PREFIX}/`);
