@@ -56,6 +56,8 @@ interface StreamBase<R> {
   /** The row mapping: one record becomes rows of one or more tables. */
   rows(record: R, scope: StreamScope): RowBatch;
   softDelete?: SoftDeleteRule<R>[];
+  /** Table and filter whose live rows (plus rejected records) should number the upstream's records: checked after a walk and by `verify`. */
+  completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };
 }
 
 export interface PagedStream<R> extends StreamBase<R> {
@@ -65,8 +67,6 @@ export interface PagedStream<R> extends StreamBase<R> {
   /** The natural key as one text: what a resumed walk looks for to anchor its cursor. */
   key(record: R): string;
   checkpoint: CheckpointRule;
-  /** Table and filter whose live rows should number the upstream's `total` after a complete walk. */
-  completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };
 }
 
 /** A listing that arrives whole in one response (workspaces, replies). */

@@ -27,4 +27,5 @@ export const campaigns: PagedStream<CampaignListItem> = {
     ],
   }),
   softDelete: [{ table: "campaigns", within: (scope) => ({ _account: scope.account }), keys: (record) => [{ uid: record.uid }] }],
+  completeness: { table: "campaigns", within: (scope) => ({ _account: scope.account }) },
 };

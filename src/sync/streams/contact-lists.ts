@@ -27,4 +27,5 @@ export const contactLists: PagedStream<ContactList> = {
     ],
   }),
   softDelete: [{ table: "contact_lists", within: (scope) => ({ _account: scope.account }), keys: (record) => [{ uid: record.uid }] }],
+  completeness: { table: "contact_lists", within: (scope) => ({ _account: scope.account }) },
 };

@@ -30,4 +30,5 @@ export const domains: PagedStream<Domain> = {
     ],
   }),
   softDelete: [{ table: "domains", within: (scope) => ({ _account: scope.account }), keys: (record) => [{ id: record.id }] }],
+  completeness: { table: "domains", within: (scope) => ({ _account: scope.account }) },
 };

@@ -25,4 +25,5 @@ export const replies: ListStream<Reply> = {
     ],
   }),
   softDelete: [{ table: "replies", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }), keys: (record) => [{ id: record.id }] }],
+  completeness: { table: "replies", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
 };

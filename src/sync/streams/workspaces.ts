@@ -26,4 +26,5 @@ export const workspaces: ListStream<Workspace> = {
     ],
   }),
   softDelete: [{ table: "workspaces", within: (scope) => ({ _account: scope.account }), keys: (record) => [{ id: record.id }] }],
+  completeness: { table: "workspaces", within: (scope) => ({ _account: scope.account }) },
 };

@@ -1,0 +1,26 @@
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../warehouse/database.ts";
+import type { SyncedTableName } from "../warehouse/tables.ts";
+
+/**
+ * What the warehouse holds of one stream, to compare with the upstream's
+ * total: its live rows, and the records of it that were rejected. Every
+ * upstream record must be one or the other.
+ */
+
+export async function liveRows(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>): Promise<number> {
+  let query = db.selectFrom(table).select(sql<string>`count(*)`.as("count")).where(sql.ref("_deleted_at"), "is", null);
+  for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);
+  return Number((await query.executeTakeFirst())?.count ?? 0);
+}
+
+export async function rejectedRecords(db: Kysely<Database>, account: string, stream: string, campaignUid: string | null): Promise<number> {
+  const row = await db
+    .selectFrom("rejected_records")
+    .select(sql<string>`count(*)`.as("count"))
+    .where("account", "=", account)
+    .where("stream", "=", stream)
+    .where("campaign_uid", campaignUid === null ? "is" : "=", campaignUid)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
