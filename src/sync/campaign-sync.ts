@@ -1,9 +1,9 @@
-import { TERMINAL_CAMPAIGN_STATUSES, type CampaignStatus } from "../upstream/enums.ts";
+import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import type { Campaign } from "../upstream/resources.ts";
 import { loadCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
-import { runStream, type StreamResult } from "./engine.ts";
-import type { StreamScope } from "./stream.ts";
+import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
+import type { StreamDefinition, StreamScope } from "./stream.ts";
 import { retireUnreferencedSequences } from "./streams/email-sequences.ts";
 import { campaignDetail, emailOpens, emailSequences, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
 
@@ -20,25 +20,18 @@ import { campaignDetail, emailOpens, emailSequences, leads, leadsByUid, linkClic
 const isTerminal = (status: string | undefined): boolean =>
   status !== undefined && (TERMINAL_CAMPAIGN_STATUSES as readonly string[]).includes(status);
 
-export interface CampaignSyncOutcome {
-  results: StreamResult[];
-  /** The status read in this sync, or undefined when the detail could not be read (or the campaign is gone). */
-  status: CampaignStatus | undefined;
-}
-
-export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId: number, onResult: (result: StreamResult) => void): Promise<CampaignSyncOutcome> {
+/** Runs the campaign's streams in order, handing each stream's result to `onResult` as it finishes. */
+export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId: number, onResult: (result: StreamResult) => void): Promise<void> {
   const scope: StreamScope = { account: ctx.account, campaignUid };
-  const results: StreamResult[] = [];
-  const run = async <R>(stream: Parameters<typeof runStream<R>>[1], options: Omit<Parameters<typeof runStream>[3], "runId"> = {}) => {
+  const run = async <R>(stream: StreamDefinition<R>, options: Omit<StreamOptions, "runId"> = {}) => {
     const result = await runStream(ctx, stream, scope, { runId, ...options });
-    results.push(result as StreamResult);
     onResult(result as StreamResult);
     return result;
   };
 
   const detail = await run<Campaign>(campaignDetail, { collect: true });
   const campaign = detail.records[0];
-  if (detail.error || campaign === undefined) return { results, status: undefined };
+  if (detail.error || campaign === undefined) return;
 
   const leadsCheckpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
   const finalScanDone =
@@ -75,5 +68,4 @@ export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId:
   }
 
   await run(emailSequences);
-  return { results, status: campaign.status };
 }
