@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PARAMS } from "./endpoints.ts";
 import { dayName, unsubLinkType, updatableSchedulingStrategy } from "./enums.ts";
 
 /**
@@ -182,16 +183,16 @@ export const DEFAULT_PAGE_LIMIT = 10;
 export const MAX_PAGE_LIMIT = 100;
 
 export const pageQuery = z.object({
-  limit: queryInteger(1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
-  offset: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0),
+  [PARAMS.limit]: queryInteger(1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+  [PARAMS.offset]: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 export type PageQuery = z.infer<typeof pageQuery>;
 
-export const workspaceFilterQuery = pageQuery.extend({ workspace_id: queryInteger(INT32_MIN, INT32_MAX).optional() });
+export const workspaceFilterQuery = pageQuery.extend({ [PARAMS.workspaceId]: queryInteger(INT32_MIN, INT32_MAX).optional() });
 
-export const campaignUidQuery = z.object({ campaign_uid: z.string().min(1, "is required").max(255) });
+export const campaignUidQuery = z.object({ [PARAMS.campaignUid]: z.string().min(1, "is required").max(255) });
 export const campaignPageQuery = pageQuery.extend(campaignUidQuery.shape);
-export const leadUidQuery = z.object({ lead_uid: z.string().min(1, "is required").max(255) });
-export const sequenceIdQuery = z.object({ id: queryInteger(INT32_MIN, INT32_MAX) });
+export const leadUidQuery = z.object({ [PARAMS.leadUid]: z.string().min(1, "is required").max(255) });
+export const sequenceIdQuery = z.object({ [PARAMS.sequenceId]: queryInteger(INT32_MIN, INT32_MAX) });
 /** DELETE /email-sequence/ may carry its id in a JSON body instead of the query (contract A.1). */
-export const sequenceIdBody = z.object({ id: z.number().int().min(INT32_MIN).max(INT32_MAX) });
+export const sequenceIdBody = z.object({ [PARAMS.sequenceId]: z.number().int().min(INT32_MIN).max(INT32_MAX) });

@@ -1,3 +1,4 @@
+import { PARAMS } from "../../upstream/endpoints.ts";
 import type { PageQuery } from "../../upstream/requests.ts";
 import type { Collection } from "../store/collection.ts";
 import type { CampaignRecord, WorkspaceRecord } from "../store/model.ts";
@@ -12,14 +13,14 @@ import { notFound } from "./errors.ts";
 
 export function findCampaign(account: Account, uid: string): CampaignRecord {
   const campaign = account.campaignsByUid.get(uid);
-  if (!campaign) throw notFound(`campaign_uid: no campaign "${uid}"`);
+  if (!campaign) throw notFound(`${PARAMS.campaignUid}: no campaign "${uid}"`);
   return campaign;
 }
 
 export function findWorkspace(account: Account, id: number | undefined): WorkspaceRecord | undefined {
   if (id === undefined) return undefined;
   const workspace = account.workspaces.items.find((candidate) => candidate.id === id);
-  if (!workspace) throw notFound(`workspace_id: no workspace ${id}`);
+  if (!workspace) throw notFound(`${PARAMS.workspaceId}: no workspace ${id}`);
   return workspace;
 }
 
@@ -29,7 +30,7 @@ export interface Page<R> {
 }
 
 export function pageOf<T, R>(context: EmulatorContext, collection: Collection<T>, query: PageQuery, render: (record: T) => R): Page<R> {
-  const records = context.world.lister.page(collection, context.settings.order, query.offset, query.limit);
+  const records = context.world.lister.page(collection, context.settings.order, query[PARAMS.offset], query[PARAMS.limit]);
   return { data: records.map(render), total: collection.length };
 }
 

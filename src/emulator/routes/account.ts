@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import { PATHS } from "../../upstream/endpoints.ts";
+import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { workspaceFilterQuery } from "../../upstream/requests.ts";
 import { arriveAccountRecord } from "../arrivals.ts";
 import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
@@ -14,7 +14,7 @@ export const accountRoutes: FastifyPluginAsync<EmulatorContext> = async (app, co
   app.get(PATHS.domains, async (request) => {
     const query = parseOr400(workspaceFilterQuery, request.query, "query");
     const account = accountOf(request);
-    const workspace = findWorkspace(account, query.workspace_id);
+    const workspace = findWorkspace(account, query[PARAMS.workspaceId]);
     if (takeInsertFault(request)) arriveAccountRecord(world, account, "domain", workspace ?? faults.content.pick(account.workspaces.items), faults.content);
     return pageOf(context, workspace ? workspace.domains : account.domains, query, renderDomain);
   });
@@ -22,7 +22,7 @@ export const accountRoutes: FastifyPluginAsync<EmulatorContext> = async (app, co
   app.get(PATHS.contacts, async (request) => {
     const query = parseOr400(workspaceFilterQuery, request.query, "query");
     const account = accountOf(request);
-    const workspace = findWorkspace(account, query.workspace_id);
+    const workspace = findWorkspace(account, query[PARAMS.workspaceId]);
     if (takeInsertFault(request)) arriveAccountRecord(world, account, "contactList", workspace ?? faults.content.pick(account.workspaces.items), faults.content);
     return pageOf(context, workspace ? workspace.contactLists : account.contactLists, query, renderContactList);
   });

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import { LIFECYCLE_PATHS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
+import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
 import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema, workspaceFilterQuery } from "../../upstream/requests.ts";
 import { arriveAccountRecord } from "../arrivals.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
@@ -36,7 +36,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
   app.get(PATHS.campaigns, async (request) => {
     const query = parseOr400(workspaceFilterQuery, request.query, "query");
     const account = accountOf(request);
-    const workspace = findWorkspace(account, query.workspace_id);
+    const workspace = findWorkspace(account, query[PARAMS.workspaceId]);
     if (takeInsertFault(request)) {
       arriveAccountRecord(context.world, account, "campaign", workspace ?? context.faults.content.pick(account.workspaces.items), context.faults.content);
     }
@@ -45,7 +45,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
 
   app.get(PATHS.campaign, async (request) => {
     const query = parseOr400(campaignUidQuery, request.query, "query");
-    return renderCampaign(findCampaign(accountOf(request), query.campaign_uid));
+    return renderCampaign(findCampaign(accountOf(request), query[PARAMS.campaignUid]));
   });
 
   app.patch(PATHS.campaign, async (request) => {

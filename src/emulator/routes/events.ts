@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import { PATHS } from "../../upstream/endpoints.ts";
+import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { campaignPageQuery, campaignUidQuery } from "../../upstream/requests.ts";
 import { arriveLateEvent } from "../arrivals.ts";
 import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
@@ -13,19 +13,19 @@ export const eventRoutes: FastifyPluginAsync<EmulatorContext> = async (app, cont
 
   app.get(PATHS.replies, async (request) => {
     const query = parseOr400(campaignUidQuery, request.query, "query");
-    return listAll(context, findCampaign(accountOf(request), query.campaign_uid).replies, renderReply);
+    return listAll(context, findCampaign(accountOf(request), query[PARAMS.campaignUid]).replies, renderReply);
   });
 
   app.get(PATHS.linkClickEvents, async (request) => {
     const query = parseOr400(campaignPageQuery, request.query, "query");
-    const campaign = findCampaign(accountOf(request), query.campaign_uid);
+    const campaign = findCampaign(accountOf(request), query[PARAMS.campaignUid]);
     if (takeInsertFault(request)) arriveLateEvent(world, campaign, "click", faults.content);
     return pageOf(context, campaign.clicks, query, renderClickEvent);
   });
 
   app.get(PATHS.emailOpenEvents, async (request) => {
     const query = parseOr400(campaignPageQuery, request.query, "query");
-    const campaign = findCampaign(accountOf(request), query.campaign_uid);
+    const campaign = findCampaign(accountOf(request), query[PARAMS.campaignUid]);
     if (takeInsertFault(request)) arriveLateEvent(world, campaign, "open", faults.content);
     return pageOf(context, campaign.opens, query, renderOpenEvent);
   });

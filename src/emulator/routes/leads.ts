@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import { PATHS } from "../../upstream/endpoints.ts";
+import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { campaignPageQuery, leadUidQuery } from "../../upstream/requests.ts";
 import { arriveLead } from "../arrivals.ts";
 import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
@@ -15,15 +15,15 @@ export const leadRoutes: FastifyPluginAsync<EmulatorContext> = async (app, conte
   app.get(PATHS.leads, async (request) => {
     const query = parseOr400(campaignPageQuery, request.query, "query");
     const account = accountOf(request);
-    const campaign = findCampaign(account, query.campaign_uid);
+    const campaign = findCampaign(account, query[PARAMS.campaignUid]);
     if (takeInsertFault(request)) arriveLead(world, account, campaign, context.faults.content);
     return pageOf(context, campaign.leads, query, (lead) => renderLead(world, lead));
   });
 
   app.get(PATHS.lead, async (request) => {
-    const { lead_uid: uid } = parseOr400(leadUidQuery, request.query, "query");
+    const uid = parseOr400(leadUidQuery, request.query, "query")[PARAMS.leadUid];
     const lead = world.findLead(accountOf(request), uid);
-    if (!lead) throw notFound(`lead_uid: no lead "${uid}"`);
+    if (!lead) throw notFound(`${PARAMS.leadUid}: no lead "${uid}"`);
     return renderLead(world, lead);
   });
 };

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { PATHS } from "../../upstream/endpoints.ts";
+import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery } from "../../upstream/requests.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
@@ -15,20 +15,20 @@ import { renderSequence } from "../store/render.ts";
 
 function findSequence(account: Account, id: number): SequenceRecord {
   const sequence = account.sequencesById.get(id);
-  if (!sequence) throw notFound(`id: no email sequence ${id}`);
+  if (!sequence) throw notFound(`${PARAMS.sequenceId}: no email sequence ${id}`);
   return sequence;
 }
 
 function namesId(query: unknown): boolean {
-  return typeof query === "object" && query !== null && "id" in query;
+  return typeof query === "object" && query !== null && PARAMS.sequenceId in query;
 }
 
 /** The id to delete: from the query string (contract A.1), else from a body {"id": N}. */
 async function idToDelete(request: FastifyRequest): Promise<number> {
-  if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query").id;
+  if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
   const { encoding, value } = await readBody(request);
-  if (value === undefined) throw badRequest("id: is required, in the query string or as a JSON body {\"id\": N}");
-  return parseOr400(encoding === "json" ? sequenceIdBody : sequenceIdQuery, value, "body").id;
+  if (value === undefined) throw badRequest(`${PARAMS.sequenceId}: is required, in the query string or as a JSON body {"${PARAMS.sequenceId}": N}`);
+  return parseOr400(encoding === "json" ? sequenceIdBody : sequenceIdQuery, value, "body")[PARAMS.sequenceId];
 }
 
 export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
@@ -42,7 +42,7 @@ export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
   });
 
   app.get(PATHS.emailSequence, async (request) => {
-    const { id } = parseOr400(sequenceIdQuery, request.query, "query");
+    const id = parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
     return renderSequence(findSequence(accountOf(request), id));
   });
 
