@@ -1,3 +1,4 @@
+import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import { campaignSenders, createContact } from "./people.ts";
 import { planSchedules } from "./planning.ts";
 import type { Random } from "./random.ts";
@@ -57,7 +58,7 @@ export function arriveLateEvent(world: World, campaign: CampaignRecord, kind: "o
 
 /** A lead added between two page requests; campaigns that can no longer gain leads gain nothing. */
 export function arriveLead(world: World, account: Account, campaign: CampaignRecord, random: Random): boolean {
-  if (["complete", "cancelled", "failed"].includes(campaign.status)) return false;
+  if (TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status)) return false;
   joinLeads(world, account, campaign, 1, world.now, random);
   return true;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LIFECYCLE_PATHS, PATHS, type Lifecycle } from "../../src/upstream/endpoints.ts";
-import type { CampaignStatus } from "../../src/upstream/enums.ts";
+import { TERMINAL_CAMPAIGN_STATUSES, type CampaignStatus } from "../../src/upstream/enums.ts";
 import * as resources from "../../src/upstream/resources.ts";
 import { Api, messageOf, readCampaign, sequenceCountOf, useEmulator } from "../support/emulator.ts";
 
@@ -136,7 +136,7 @@ describe("disallowed transitions answer 409 and change nothing", () => {
     ...(["creating", "running", "paused", "complete", "cancelled", "failed"] as const).map((s): [Lifecycle, CampaignStatus] => ["start", s]),
     ...(["creating", "created", "scheduled", "paused", "complete", "cancelled", "failed"] as const).map((s): [Lifecycle, CampaignStatus] => ["pause", s]),
     ...(["creating", "created", "scheduled", "running", "complete", "cancelled", "failed"] as const).map((s): [Lifecycle, CampaignStatus] => ["resume", s]),
-    ...(["creating", "complete", "cancelled", "failed"] as const).map((s): [Lifecycle, CampaignStatus] => ["cancel", s]),
+    ...(["creating", ...TERMINAL_CAMPAIGN_STATUSES] as const).map((s): [Lifecycle, CampaignStatus] => ["cancel", s]),
   ];
 
   it.each(disallowed)("%s from %s", async (operation, status) => {

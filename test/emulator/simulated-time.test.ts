@@ -74,7 +74,7 @@ describe("advance", () => {
   });
 
   it("sends nothing for paused, cancelled, complete or failed campaigns", () => {
-    const quiet = new Set(before.campaigns.filter((data) => ["paused", "cancelled", "complete", "failed"].includes(data.campaign.status)).map((d) => d.campaign.uid));
+    const quiet = new Set(before.campaigns.filter((data) => data.campaign.status === "paused" || TERMINAL_CAMPAIGN_STATUSES.includes(data.campaign.status)).map((d) => d.campaign.uid));
     const sentIn = (snapshot: AccountSnapshot) =>
       snapshot.campaigns.filter((data) => quiet.has(data.campaign.uid)).flatMap((data) => schedulesOf(data.leads).filter((s) => s.sent_on !== null).map((s) => s.id));
     expect(quiet.size).toBeGreaterThan(0);

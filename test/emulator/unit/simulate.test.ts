@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { TruthEntity } from "../../../src/emulator/options.ts";
 import { advance } from "../../../src/emulator/simulate.ts";
 import { groundTruth } from "../../../src/emulator/store/truth.ts";
+import { TERMINAL_CAMPAIGN_STATUSES } from "../../../src/upstream/enums.ts";
 import { accountOf, allSchedules, campaignIn, schedulesOf, seeded } from "./world.ts";
 
 /** The simulated clock: what advance() changes, and that the ground truth follows. */
@@ -61,7 +62,7 @@ describe("advance", () => {
   it("leaves paused and terminal campaigns quiet, and completes running ones once everything is sent", () => {
     const world = seeded(7);
     const account = accountOf(world);
-    const quiet = account.campaigns.items.filter((campaign) => ["paused", "complete", "cancelled", "failed"].includes(campaign.status));
+    const quiet = account.campaigns.items.filter((campaign) => campaign.status === "paused" || TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status));
     const sentBefore = new Map(quiet.map((campaign) => [campaign, schedulesOf(campaign).filter((schedule) => schedule.sentOn !== null).length]));
     advance(world, 120 * DAY);
     for (const campaign of quiet) expect(schedulesOf(campaign).filter((schedule) => schedule.sentOn !== null).length).toBe(sentBefore.get(campaign));
