@@ -79,59 +79,61 @@ export interface RunningWorker {
 /** Everything `coldsync worker` runs, wired together; close() drains and releases every connection. */
 export async function startWorker(config: Config, options: { logger: Logger; tuning?: Partial<WorkerTuning> }): Promise<RunningWorker> {
   const { logger } = options;
+  // One fail-fast connection serves the rate budget, the queues, the run leases and /healthz.
   const redis = connectRedis(config.redis.url, "client", logger);
-  const metrics = createMetrics(logger);
-  const limiter = new RedisRequestLimiter(redis, {
-    prefix: config.redis.prefix,
-    account: config.account,
-    requestsPerSecond: config.api.rateLimit,
-    logger,
-  });
-  const runtime = await openRuntime(config, { logger, limiter, hooks: metrics.clientHooks });
-  const closeConnections = async () => {
-    await runtime.close();
-    await closeRedis(redis);
+  // Whatever has opened so far, newest first: a start that fails half-way closes exactly that much.
+  const opened: (() => Promise<void>)[] = [() => closeRedis(redis)];
+  const closeOpened = async () => {
+    for (const close of opened) await close();
   };
+  try {
+    const metrics = createMetrics(logger);
+    const limiter = new RedisRequestLimiter(redis, {
+      prefix: config.redis.prefix,
+      account: config.account,
+      requestsPerSecond: config.api.rateLimit,
+      logger,
+    });
+    const runtime = await openRuntime(config, { logger, limiter, hooks: metrics.clientHooks });
+    opened.unshift(() => runtime.close());
 
-  const pending = await pendingMigrations(runtime.warehouse);
-  if (pending.length > 0) {
-    await closeConnections();
-    throw new Error(
-      `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
-    );
+    const pending = await pendingMigrations(runtime.warehouse);
+    if (pending.length > 0) {
+      throw new Error(
+        `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
+      );
+    }
+
+    const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
+    const service = await startWorkerService({
+      config,
+      redis,
+      db: runtime.warehouse.db,
+      sync: {
+        discover: (signal) => runDiscovery(context(signal)),
+        syncCampaign: (campaignUid, signal) => runCampaignSync(context(signal), campaignUid),
+      },
+      logger,
+      metrics,
+      ...(options.tuning ? { tuning: options.tuning } : {}),
+    });
+    opened.unshift(() => service.close());
+    const http = await startHttpServer({
+      host: config.http.host,
+      port: config.http.port,
+      token: config.http.token,
+      registry: metrics.registry,
+      queues: service.queues.all(),
+      health: { redis, db: runtime.warehouse.db },
+      logger,
+    });
+    opened.unshift(() => http.close());
+    logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving /healthz, /metrics and /admin/queues");
+    return { url: http.url, service, close: closeOpened };
+  } catch (error) {
+    await closeOpened();
+    throw error;
   }
-
-  const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
-  const service = await startWorkerService({
-    config,
-    db: runtime.warehouse.db,
-    sync: {
-      discover: (signal) => runDiscovery(context(signal)),
-      syncCampaign: (campaignUid, signal) => runCampaignSync(context(signal), campaignUid),
-    },
-    logger,
-    metrics,
-    ...(options.tuning ? { tuning: options.tuning } : {}),
-  });
-  const http = await startHttpServer({
-    host: config.http.host,
-    port: config.http.port,
-    token: config.http.token,
-    registry: metrics.registry,
-    queues: service.queues.all(),
-    health: { redis, db: runtime.warehouse.db },
-    logger,
-  });
-  logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving /healthz, /metrics and /admin/queues");
-  return {
-    url: http.url,
-    service,
-    close: async () => {
-      await http.close();
-      await service.close();
-      await closeConnections();
-    },
-  };
 }
 
 async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {

@@ -42,6 +42,8 @@ export const DEFAULT_TUNING: WorkerTuning = {
 
 export interface WorkerServiceOptions {
   config: Pick<Config, "account" | "redis" | "worker">;
+  /** A fail-fast ("client") connection for the queues and run leases; the caller owns it and closes it after close(). */
+  redis: Redis;
   db: Kysely<Database>;
   sync: SyncFunctions;
   logger: Logger;
@@ -51,9 +53,7 @@ export interface WorkerServiceOptions {
 
 export interface WorkerService {
   queues: Queues;
-  /** A fail-fast connection (no endless retries), for health checks. */
-  redis: Redis;
-  /** Stops taking jobs, aborts the runs in flight (each stops after its current page commits), waits for them, closes Redis. */
+  /** Stops taking jobs, aborts the runs in flight (each stops after its current page commits), waits for them, closes its blocking connection. */
   close(): Promise<void>;
 }
 
@@ -61,10 +61,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const { config, logger, metrics } = options;
   const tuning = { ...DEFAULT_TUNING, ...options.tuning };
   const prefix = config.redis.prefix;
-  const redis = connectRedis(config.redis.url, "client", logger);
+  // BullMQ Workers block on their connection, so they get one of their own that waits out a Redis restart.
   const blocking = connectRedis(config.redis.url, "worker", logger);
-  const queues = openQueues(redis, { prefix, retry: tuning.retry });
-  const leases = new RunLeases(redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
+  const queues = openQueues(options.redis, { prefix, retry: tuning.retry });
+  const leases = new RunLeases(options.redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
   const shutdown = new AbortController();
   const base = { account: config.account, leases, shutdown: shutdown.signal };
   const workerOptions = {
@@ -74,50 +74,53 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     stalledInterval: tuning.stalledIntervalMs,
     maxStalledCount: tuning.maxStalledCount,
   };
-
-  await upsertDiscoveryScheduler(queues.discovery, config.account, config.worker.discoverEveryMs);
-
-  const workers: Worker[] = [
-    new Worker(
-      QUEUE_NAMES.discovery,
-      discoveryProcessor({
-        ...base,
-        discover: options.sync.discover,
-        db: options.db,
-        cadence: config.worker,
-        discoveryQueue: queues.discovery,
-        campaignSyncQueue: queues.campaignSync,
-      }),
-      { ...workerOptions, concurrency: 1 },
-    ),
-    new Worker(
-      QUEUE_NAMES.campaignSync,
-      campaignSyncProcessor({ ...base, syncCampaign: options.sync.syncCampaign, campaignSyncQueue: queues.campaignSync, busyDelayMs: tuning.busyDelayMs }),
-      { ...workerOptions, concurrency: config.worker.concurrency },
-    ),
-  ];
-  for (const worker of workers) observe(worker, logger, metrics);
-  metrics?.watchQueues(queues.all());
-  metrics?.watchCheckpoints({ db: options.db, account: config.account });
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  logger.info({ account: config.account, concurrency: config.worker.concurrency, prefix }, "worker started");
+  const workers: Worker[] = [];
 
   let closing: Promise<void> | undefined;
-  return {
-    queues,
-    redis,
-    close: () => {
-      closing ??= (async () => {
-        const stopped = Promise.all(workers.map((worker) => worker.close()));
-        shutdown.abort(new Error("the worker is shutting down"));
-        await stopped;
-        await queues.close();
-        await Promise.all([closeRedis(redis), closeRedis(blocking)]);
-        logger.info("worker stopped");
-      })();
-      return closing;
-    },
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const stopped = Promise.all(workers.map((worker) => worker.close()));
+      shutdown.abort(new Error("the worker is shutting down"));
+      await stopped;
+      await queues.close();
+      await closeRedis(blocking);
+      logger.info("worker stopped");
+    })();
+    return closing;
   };
+
+  try {
+    await upsertDiscoveryScheduler(queues.discovery, config.account, config.worker.discoverEveryMs);
+    workers.push(
+      new Worker(
+        QUEUE_NAMES.discovery,
+        discoveryProcessor({
+          ...base,
+          discover: options.sync.discover,
+          db: options.db,
+          cadence: config.worker,
+          discoveryQueue: queues.discovery,
+          campaignSyncQueue: queues.campaignSync,
+        }),
+        { ...workerOptions, concurrency: 1 },
+      ),
+      new Worker(
+        QUEUE_NAMES.campaignSync,
+        campaignSyncProcessor({ ...base, syncCampaign: options.sync.syncCampaign, campaignSyncQueue: queues.campaignSync, busyDelayMs: tuning.busyDelayMs }),
+        { ...workerOptions, concurrency: config.worker.concurrency },
+      ),
+    );
+    for (const worker of workers) observe(worker, logger, metrics);
+    await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  } catch (error) {
+    // A start that fails half-way must not leave workers or the blocking connection behind.
+    await close();
+    throw error;
+  }
+  metrics?.watchQueues(queues.all());
+  metrics?.watchCheckpoints({ db: options.db, account: config.account });
+  logger.info({ account: config.account, concurrency: config.worker.concurrency, prefix }, "worker started");
+  return { queues, close };
 }
 
 function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefined): void {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sql, type Kysely } from "kysely";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
+import { closeRedis, connectRedis } from "../../src/queue/connection.ts";
 import type { DiscoveredCampaign } from "../../src/queue/cadence.ts";
 import type { SyncFunctions } from "../../src/queue/processors.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
@@ -92,7 +93,8 @@ export interface ServiceSettings {
   tuning?: Partial<WorkerTuning>;
 }
 
-export function startService(settings: ServiceSettings): Promise<WorkerService> {
+/** A service on its own client connection, as `coldsync worker` runs it; close() closes that connection too. */
+export async function startService(settings: ServiceSettings): Promise<WorkerService> {
   const config = loadConfig({
     REDIS_URL: settings.redisUrl,
     COLDSYNC_QUEUE_PREFIX: settings.prefix,
@@ -101,11 +103,26 @@ export function startService(settings: ServiceSettings): Promise<WorkerService> 
     COLDSYNC_CONCURRENCY: "2",
     ...settings.env,
   });
-  return startWorkerService({
-    config,
-    db: settings.db,
-    sync: settings.sync,
-    logger: createLogger({ level: "silent" }),
-    tuning: { ...FAST_TUNING, ...settings.tuning },
-  });
+  const logger = createLogger({ level: "silent" });
+  const redis = connectRedis(config.redis.url, "client", logger);
+  try {
+    const service = await startWorkerService({
+      config,
+      redis,
+      db: settings.db,
+      sync: settings.sync,
+      logger,
+      tuning: { ...FAST_TUNING, ...settings.tuning },
+    });
+    return {
+      ...service,
+      close: async () => {
+        await service.close();
+        await closeRedis(redis);
+      },
+    };
+  } catch (error) {
+    await closeRedis(redis);
+    throw error;
+  }
 }
