@@ -1,8 +1,8 @@
 import { PARAMS } from "../../upstream/endpoints.ts";
 import type { PageQuery } from "../../upstream/requests.ts";
 import type { Collection } from "../store/collection.ts";
-import type { CampaignRecord, WorkspaceRecord } from "../store/model.ts";
-import type { Account } from "../store/world.ts";
+import type { CampaignRecord, LeadRecord, SequenceRecord, WorkspaceRecord } from "../store/model.ts";
+import type { Account, World } from "../store/world.ts";
 import type { EmulatorContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 
@@ -15,6 +15,18 @@ export function findCampaign(account: Account, uid: string): CampaignRecord {
   const campaign = account.campaignsByUid.get(uid);
   if (!campaign) throw notFound(`${PARAMS.campaignUid}: no campaign "${uid}"`);
   return campaign;
+}
+
+export function findLead(world: World, account: Account, uid: string): LeadRecord {
+  const lead = world.findLead(account, uid);
+  if (!lead) throw notFound(`${PARAMS.leadUid}: no lead "${uid}"`);
+  return lead;
+}
+
+export function findSequence(account: Account, id: number): SequenceRecord {
+  const sequence = account.sequencesById.get(id);
+  if (!sequence) throw notFound(`${PARAMS.sequenceId}: no email sequence ${id}`);
+  return sequence;
 }
 
 export function findWorkspace(account: Account, id: number | undefined): WorkspaceRecord | undefined {

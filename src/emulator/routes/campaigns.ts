@@ -6,6 +6,7 @@ import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
 import { badRequest, conflict } from "../http/errors.ts";
 import { findCampaign, findWorkspace, pageOf } from "../http/lookup.ts";
+import { requireCreated, requireStatus } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { LIFECYCLE_RULES, applyLifecycle, updateCampaign } from "../operations.ts";
 import type { CampaignRecord } from "../store/model.ts";
@@ -14,10 +15,6 @@ import { renderCampaign, renderCampaignListItem } from "../store/render.ts";
 /** Campaigns: list (#1), retrieve (#2), update (#3) and the lifecycle operations (#4–#7). */
 
 const LIFECYCLE_VERBS: Record<Lifecycle, string> = { start: "started", pause: "paused", resume: "resumed", cancel: "cancelled" };
-
-function statesText(states: readonly string[]): string {
-  return states.length === 1 ? `state ${states[0]}` : `states ${states.join(", ")}`;
-}
 
 /** Cross-checks that need the campaign (contract A.5), after the state check. */
 function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingDomains: readonly number[], accountDomains: ReadonlySet<number>): void {
@@ -53,7 +50,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const body = parseOr400(updateCampaignBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "update_data", ["campaign_uid"]) : value, "body");
     const account = accountOf(request);
     const campaign = findCampaign(account, body.campaign_uid);
-    if (campaign.status !== "created") throw conflict(`campaign is ${campaign.status}; update is allowed only in state created`);
+    requireCreated(campaign, "update");
     const domains = new Set(account.domains.items.map((domain) => domain.id));
     checkUpdateAgainst(campaign, body.update_data.scheduling_strategy, body.update_data.sending_domains, domains);
     updateCampaign(context.world, campaign, body.update_data);
@@ -65,10 +62,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
       const { value } = await readBody(request);
       const body = parseOr400(lifecycleBody, value, "body");
       const campaign = findCampaign(accountOf(request), body.campaign_uid);
-      const rule = LIFECYCLE_RULES[operation];
-      if (!rule.from.includes(campaign.status)) {
-        throw conflict(`campaign is ${campaign.status}; ${operation} is allowed only in ${statesText(rule.from)}`);
-      }
+      requireStatus(campaign, LIFECYCLE_RULES[operation].from, operation);
       if (operation === "start" && campaign.sequences.length === 0) {
         throw conflict("campaign has no email sequence; start needs at least one");
       }

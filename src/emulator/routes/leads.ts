@@ -3,8 +3,7 @@ import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { campaignPageQuery, leadUidQuery } from "../../upstream/requests.ts";
 import { arriveLead } from "../arrivals.ts";
 import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
-import { notFound } from "../http/errors.ts";
-import { findCampaign, pageOf } from "../http/lookup.ts";
+import { findCampaign, findLead, pageOf } from "../http/lookup.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { renderLead } from "../store/render.ts";
 
@@ -22,8 +21,6 @@ export const leadRoutes: FastifyPluginAsync<EmulatorContext> = async (app, conte
 
   app.get(PATHS.lead, async (request) => {
     const uid = parseOr400(leadUidQuery, request.query, "query")[PARAMS.leadUid];
-    const lead = world.findLead(accountOf(request), uid);
-    if (!lead) throw notFound(`${PARAMS.leadUid}: no lead "${uid}"`);
-    return renderLead(world, lead);
+    return renderLead(world, findLead(world, accountOf(request), uid));
   });
 };

@@ -3,21 +3,14 @@ import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery } from "../../upstream/requests.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
-import { badRequest, conflict, notFound } from "../http/errors.ts";
-import { findCampaign } from "../http/lookup.ts";
+import { badRequest } from "../http/errors.ts";
+import { findCampaign, findSequence } from "../http/lookup.ts";
+import { requireCreated } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { createSequence, deleteSequence } from "../operations.ts";
-import type { SequenceRecord } from "../store/model.ts";
-import type { Account } from "../store/world.ts";
 import { renderSequence } from "../store/render.ts";
 
 /** Email sequences: create (#8), retrieve (#9), delete (#10). */
-
-function findSequence(account: Account, id: number): SequenceRecord {
-  const sequence = account.sequencesById.get(id);
-  if (!sequence) throw notFound(`${PARAMS.sequenceId}: no email sequence ${id}`);
-  return sequence;
-}
 
 function namesId(query: unknown): boolean {
   return typeof query === "object" && query !== null && PARAMS.sequenceId in query;
@@ -37,7 +30,7 @@ export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const body = parseOr400(createSequenceBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "sequence_data", ["campaign_uid"]) : value, "body");
     const account = accountOf(request);
     const campaign = findCampaign(account, body.campaign_uid);
-    if (campaign.status !== "created") throw conflict(`campaign is ${campaign.status}; creating an email sequence is allowed only in state created`);
+    requireCreated(campaign, "creating an email sequence");
     return renderSequence(createSequence(context.world, account, campaign, body.sequence_data));
   });
 
@@ -50,8 +43,7 @@ export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const id = await idToDelete(request);
     const account = accountOf(request);
     const sequence = findSequence(account, id);
-    const status = sequence.campaign.status;
-    if (status !== "created") throw conflict(`campaign is ${status}; deleting an email sequence is allowed only in state created`);
+    requireCreated(sequence.campaign, "deleting an email sequence");
     deleteSequence(context.world, account, sequence);
     return { message: `email sequence ${id} deleted` };
   });
