@@ -1,7 +1,5 @@
 import { once } from "node:events";
 import type { Command } from "commander";
-import { Migrator } from "kysely";
-import { migrations } from "../../migrations/index.ts";
 import { ConfigError, duration, loadConfig, type Config } from "../config.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { startHttpServer } from "../http/server.ts";
@@ -11,7 +9,7 @@ import { RedisRequestLimiter } from "../queue/rate-budget.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../queue/worker.ts";
 import { loggerFor, openRuntime } from "../runtime.ts";
 import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
-import type { Warehouse } from "../warehouse/connect.ts";
+import { pendingMigrations } from "../warehouse/migrate.ts";
 
 /**
  * `coldsync worker`: the production job. It expects `coldsync migrate` to
@@ -134,11 +132,6 @@ export async function startWorker(config: Config, options: { logger: Logger; tun
     await closeOpened();
     throw error;
   }
-}
-
-async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
-  const migrator = new Migrator({ db: warehouse.db, provider: { getMigrations: async () => migrations }, migrationTableSchema: warehouse.schema });
-  return (await migrator.getMigrations()).filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
 
 async function firstSignal(): Promise<NodeJS.Signals> {

@@ -2,6 +2,14 @@ import { Migrator } from "kysely";
 import { migrations } from "../../migrations/index.ts";
 import type { Warehouse } from "./connect.ts";
 
+function migratorFor(warehouse: Warehouse): Migrator {
+  return new Migrator({
+    db: warehouse.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: warehouse.schema,
+  });
+}
+
 /**
  * Applies every pending migration, in order, in one transaction; safe to run
  * again and from several processes at once. On PostgreSQL, Kysely holds an
@@ -11,16 +19,17 @@ import type { Warehouse } from "./connect.ts";
  * time, and the migrator keeps it for the whole run, so concurrent callers queue.
  */
 export async function migrateToLatest(warehouse: Warehouse): Promise<{ applied: string[] }> {
-  const migrator = new Migrator({
-    db: warehouse.db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableSchema: warehouse.schema,
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
+  const { error, results = [] } = await migratorFor(warehouse).migrateToLatest();
   const failed = results.find((result) => result.status === "Error");
   if (error !== undefined || failed !== undefined) {
     const cause = error instanceof Error ? error.message : String(error ?? "rolled back");
     throw new Error(`migration ${failed?.migrationName ?? "setup"} failed: ${cause}`, { cause: error });
   }
   return { applied: results.map((result) => result.migrationName) };
+}
+
+/** Names of the migrations not yet applied to the warehouse, in order. */
+export async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
+  const known = await migratorFor(warehouse).getMigrations();
+  return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
