@@ -1,16 +1,16 @@
 import type { FastifyPluginAsync } from "fastify";
 import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
-import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema, workspaceFilterQuery } from "../../upstream/requests.ts";
-import { arriveAccountRecord } from "../arrivals.ts";
+import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema } from "../../upstream/requests.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
-import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
+import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest, conflict } from "../http/errors.ts";
-import { findCampaign, findWorkspace, pageOf } from "../http/lookup.ts";
+import { findCampaign } from "../http/lookup.ts";
 import { requireCreated, requireStatus } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { LIFECYCLE_RULES, applyLifecycle, updateCampaign } from "../operations.ts";
 import type { CampaignRecord } from "../store/model.ts";
 import { renderCampaign, renderCampaignListItem } from "../store/render.ts";
+import { listWorkspaceScoped } from "./workspace-listing.ts";
 
 /** Campaigns: list (#1), retrieve (#2), update (#3) and the lifecycle operations (#4–#7). */
 
@@ -30,15 +30,7 @@ function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingD
 }
 
 export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
-  app.get(PATHS.campaigns, async (request) => {
-    const query = parseOr400(workspaceFilterQuery, request.query, "query");
-    const account = accountOf(request);
-    const workspace = findWorkspace(account, query[PARAMS.workspaceId]);
-    if (takeInsertFault(request)) {
-      arriveAccountRecord(context.world, account, "campaign", workspace ?? context.faults.content.pick(account.workspaces.items), context.faults.content);
-    }
-    return pageOf(context, workspace ? workspace.campaigns : account.campaigns, query, renderCampaignListItem);
-  });
+  app.get(PATHS.campaigns, async (request) => listWorkspaceScoped(context, request, "campaign", (holder) => holder.campaigns, renderCampaignListItem));
 
   app.get(PATHS.campaign, async (request) => {
     const query = parseOr400(campaignUidQuery, request.query, "query");
