@@ -10,7 +10,6 @@ export type RunTrigger = "cli" | "worker" | "demo";
 export interface SyncObserver {
   onRowsWritten?(table: string, rows: number): void;
   onStreamFinished?(event: { campaignUid: string | null; stream: string; durationMs: number; ok: boolean }): void;
-  onCheckpoint?(event: { campaignUid: string | null; stream: string; completedAt: Date | null }): void;
 }
 
 /** Everything a sync needs: where to read, where to write, and under which account name. */

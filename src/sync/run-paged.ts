@@ -102,7 +102,6 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         },
         options.runId,
       );
-      ctx.observer?.onCheckpoint?.({ campaignUid: scope.campaignUid, stream: stream.name, completedAt });
     });
     return;
   }
