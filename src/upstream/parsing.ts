@@ -29,8 +29,9 @@ export interface Parsed<T> {
   rejected: RejectedRecord[];
 }
 
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(record)"}: ${issue.message}`).join("; ");
+/** `path: message; ...`, where `root` stands for an issue about the value itself. */
+export function describeIssues(error: z.ZodError, root = "(record)"): string {
+  return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join(".") : root}: ${issue.message}`).join("; ");
 }
 
 export function parseRecord<S extends z.ZodType>(stream: Stream, schema: S, raw: unknown): { record: z.infer<S> } | { rejected: RejectedRecord } {

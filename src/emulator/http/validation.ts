@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { describeIssues } from "../../upstream/parsing.ts";
 import { badRequest } from "./errors.ts";
 
 /**
@@ -52,18 +53,9 @@ export function readable(issue: Issue): string | undefined {
   }
 }
 
-export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
-  return issues
-    .map((issue) => {
-      const path = issue.path.map(String).join(".");
-      return `${path === "" ? root : path}: ${issue.message}`;
-    })
-    .join("; ");
-}
-
 /** Parses `value` or throws a 400 naming every problem; `root` names the value itself (e.g. "body"). */
 export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, root: string): z.infer<S> {
   const result = schema.safeParse(value, { error: readable });
   if (result.success) return result.data;
-  throw badRequest(describeIssues(result.error.issues, root));
+  throw badRequest(describeIssues(result.error, root));
 }
