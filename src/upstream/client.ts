@@ -25,7 +25,7 @@ import type { Logger } from "../logger.ts";
 
 export { InvalidRecordError, UpstreamError } from "./errors.ts";
 export type { ClientHooks } from "./hooks.ts";
-export { IntervalLimiter, type RequestLimiter } from "./limiter.ts";
+export type { RequestLimiter } from "./limiter.ts";
 export type { Page, PagedResource, PageQuery, PagesQuery, RecordOf } from "./paging.ts";
 export type { Parsed, RejectedRecord, Stream } from "./parsing.ts";
 
