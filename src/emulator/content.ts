@@ -25,11 +25,11 @@ export interface SequenceAssessment {
   links: string[];
 }
 
-export function contentTypeOf(body: string): EmailContentType {
+function contentTypeOf(body: string): EmailContentType {
   return HTML_TAG.test(body) ? "text/html" : "text/plain";
 }
 
-export function linksIn(body: string): string[] {
+function linksIn(body: string): string[] {
   return [...new Set(body.match(LINK) ?? [])];
 }
 

@@ -13,7 +13,6 @@ export const listOrder = z.enum(["asc", "desc", "shuffle"]);
 export type ListOrder = z.infer<typeof listOrder>;
 
 export const workspacesShape = z.enum(["bare", "envelope"]);
-export type WorkspacesShape = z.infer<typeof workspacesShape>;
 
 export const seedScale = z.enum(["small", "medium", "large"]);
 export type SeedScale = z.infer<typeof seedScale>;

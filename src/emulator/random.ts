@@ -5,7 +5,7 @@
  */
 
 /** A 32-bit avalanche mix (murmur3's finaliser): nearby inputs give unrelated outputs. */
-export function mix32(value: number): number {
+function mix32(value: number): number {
   let h = value >>> 0;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
@@ -76,10 +76,5 @@ export class Random {
     const wanted = Math.min(count, items.length);
     while (chosen.size < wanted) chosen.add(Math.floor(this.next() * items.length));
     return [...chosen].sort((a, b) => a - b).map((index) => items[index] as T);
-  }
-
-  /** An independent stream derived from this seed and a label. */
-  fork(label: number): Random {
-    return new Random(hash32(this.state, label));
   }
 }

@@ -59,7 +59,7 @@ async function readMultipart(request: FastifyRequest): Promise<unknown> {
   return qs.parse(new URLSearchParams(pairs).toString(), QS_OPTIONS);
 }
 
-export interface ReadBody {
+interface ReadBody {
   encoding: BodyEncoding;
   value: unknown;
 }

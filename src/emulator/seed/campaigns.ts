@@ -30,7 +30,7 @@ export type CampaignKind =
   | "failed";
 
 /** Campaigns whose sequences a client can discover come first, so the sequences that must cover every label and content type do. */
-export const REQUIRED_KINDS: readonly CampaignKind[] = [
+const REQUIRED_KINDS: readonly CampaignKind[] = [
   "created-multi",
   "created-single",
   "running",

@@ -26,7 +26,7 @@ const CREATED_SKIP_DAYS: readonly DayName[][] = [
 ];
 const RUN_SKIP_DAYS: readonly DayName[][] = [[], ["Saturday", "Sunday"], ["Sunday"], ["Friday", "Saturday", "Sunday"]];
 
-export interface SettingsChoice {
+interface SettingsChoice {
   /** Position of the campaign in its account, to spread fixed variants over campaigns. */
   position: number;
   editable: boolean;

@@ -23,7 +23,7 @@ const ID_BASES = {
   open: 1,
 } as const;
 
-export type IdKind = keyof typeof ID_BASES;
+type IdKind = keyof typeof ID_BASES;
 
 export class IdCounters {
   private readonly next = new Map<IdKind, number>();
@@ -36,7 +36,7 @@ export class IdCounters {
 }
 
 export const UID_PREFIXES = { campaign: "cmp_", lead: "lead_", contactList: "cl_" } as const;
-export type UidKind = keyof typeof UID_PREFIXES;
+type UidKind = keyof typeof UID_PREFIXES;
 
 const UID_DIGITS = 7; // 36^7 > 2^32, so every 32-bit value fits.
 const FEISTEL_ROUNDS = 4;

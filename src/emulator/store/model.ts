@@ -12,14 +12,13 @@ import type { Collection } from "./collection.ts";
 
 /** Values of a schedule's `status` (the spec shows only `created`). */
 export const SCHEDULE_STATUSES = ["created", "sent", "bounced", "cancelled"] as const;
-export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
+type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
 /** Values of a domain's `status` (the spec shows only `creating`). */
 export const DOMAIN_STATUSES = ["creating", "verifying", "active", "failed", "deleting"] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
-export const NAMING_STRATEGIES = ["random", "custom"] as const;
-export type NamingStrategy = (typeof NAMING_STRATEGIES)[number];
+type NamingStrategy = "random" | "custom";
 export const SUBSCRIPTION_PLANS = ["free", "starter", "growth", "scale", "enterprise"] as const;
 export const CONTACT_LIST_STATUSES = ["processing", "ready", "failed"] as const;
 export const CONTACT_LIST_SOURCES = ["csv_upload", "api", "integration", "manual"] as const;

@@ -61,7 +61,7 @@ export function generateSchedules(world: World, lead: LeadRecord): void {
   lead.campaign.sendQueue = null;
 }
 
-export interface SequenceFields {
+interface SequenceFields {
   subject: string;
   body: string;
   order: number;

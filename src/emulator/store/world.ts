@@ -13,7 +13,7 @@ import type {
 } from "./model.ts";
 
 /** The simulated clock starts here, so every run of one seed prints the same dates. */
-export const SIMULATED_START = Date.parse("2026-06-01T00:00:00.000Z");
+const SIMULATED_START = Date.parse("2026-06-01T00:00:00.000Z");
 
 /** Everything one API key can see. */
 export interface Account {
