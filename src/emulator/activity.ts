@@ -1,5 +1,6 @@
 import type { ReplyClassification } from "../upstream/enums.ts";
 import { replyContent } from "./content.ts";
+import { HOUR_MS, MINUTE_MS } from "./durations.ts";
 import type { Random } from "./random.ts";
 import type { PendingEvent, ScheduleRecord } from "./store/model.ts";
 import { recordClick, recordOpen, recordReply } from "./store/records.ts";
@@ -19,8 +20,6 @@ const CLICK_RATE = 0.3;
 const REPLY_RATE = 0.25;
 const UNSUBSCRIBE_AFTER_NEGATIVE_RATE = 0.5;
 const SILENT_UNSUBSCRIBE_RATE = 0.01;
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
 const CLASSIFICATION_WEIGHTS: Record<ReplyClassification, number> = { positive: 3, neutral: 4, negative: 3 };
 
 /** Sends one due schedule; returns the activity it will cause later. */

@@ -1,4 +1,5 @@
 import type { DayName } from "../upstream/enums.ts";
+import { DAY_MS, HOUR_MS } from "./durations.ts";
 import type { CampaignRecord, LeadRecord } from "./store/model.ts";
 
 /**
@@ -10,11 +11,10 @@ import type { CampaignRecord, LeadRecord } from "./store/model.ts";
  * apply the campaign's time zone.
  */
 
-export const DAY_MS = 86_400_000;
 const WEEKDAYS: readonly DayName[] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 const DEFAULT_FROM = "09:00:00";
 const DEFAULT_TO = "17:00:00";
-const MIN_WINDOW_MS = 3_600_000;
+const MIN_WINDOW_MS = HOUR_MS;
 
 function millisOfDay(time: string): number {
   const [hours = 0, minutes = 0, seconds = 0] = time.split(":").map(Number);

@@ -1,7 +1,8 @@
 import { byTime, deliver, sendSchedule } from "./activity.ts";
 import { joinLeads } from "./arrivals.ts";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "./durations.ts";
 import type { AdvanceReport } from "./options.ts";
-import { DAY_MS, planSchedules } from "./planning.ts";
+import { planSchedules } from "./planning.ts";
 import { addDomain } from "./seed/workspaces.ts";
 import type { CampaignRecord, DomainRecord, ScheduleRecord, WorkspaceRecord } from "./store/model.ts";
 import { generateSchedules } from "./store/records.ts";
@@ -19,8 +20,6 @@ import { Tally } from "./tally.ts";
  * the listing, for soft-delete tests).
  */
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
 const SCHEDULE_GENERATION_MS = 10 * MINUTE_MS;
 const NEW_LEADS_PER_DAY = 2;
 /** Leads keep joining a running campaign for this long after its start, while its contact lists import. */

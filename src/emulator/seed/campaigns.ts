@@ -1,4 +1,5 @@
 import type { CampaignStatus, SchedulingStrategy } from "../../upstream/enums.ts";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../durations.ts";
 import { campaignSenders, createContact } from "../people.ts";
 import { planSchedules } from "../planning.ts";
 import type { Random } from "../random.ts";
@@ -55,9 +56,6 @@ const EXTRA_KIND_WEIGHTS: Partial<Record<CampaignKind, number>> = {
 
 const RUN_STRATEGIES: readonly SchedulingStrategy[] = ["testing", "sequential", "no-followup-limit", "smart-queue", "single-message"];
 const MULTI_STRATEGIES: readonly SchedulingStrategy[] = ["sequential", "no-followup-limit", "smart-queue"];
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
 
 export function campaignKinds(random: Random, count: number): CampaignKind[] {
   const kinds = [...REQUIRED_KINDS];

@@ -1,4 +1,5 @@
 import type { BillingPeriod } from "../../upstream/enums.ts";
+import { DAY_MS, MINUTE_MS } from "../durations.ts";
 import { createSenders } from "../people.ts";
 import type { Random } from "../random.ts";
 import { Collection } from "../store/collection.ts";
@@ -26,8 +27,6 @@ import {
 
 /** Generates an account's workspaces with their sending domains and contact lists. */
 
-const DAY_MS = 86_400_000;
-const MINUTE_MS = 60_000;
 const CREDITS_BY_PLAN: Record<(typeof SUBSCRIPTION_PLANS)[number], number> = {
   free: 2_000,
   starter: 20_000,
