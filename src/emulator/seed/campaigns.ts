@@ -151,7 +151,6 @@ function between(random: Random, low: number, high: number): number {
 function setTimeline(world: World, account: Account, campaign: CampaignRecord, random: Random, kind: CampaignKind): void {
   const now = world.now;
   const leads = campaign.leads.items;
-  const span = measureSpan(campaign, now);
   switch (kind) {
     case "creating":
       campaign.createdOn = now - between(random, MINUTE_MS, 9 * MINUTE_MS);
@@ -172,7 +171,7 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
     case "running":
     case "paused":
     case "failed": {
-      const start = now - Math.max(span * (0.2 + random.next() * 0.5), DAY_MS);
+      const start = now - Math.max(measureSpan(campaign, now) * (0.2 + random.next() * 0.5), DAY_MS);
       run(campaign, random, start);
       if (kind === "running") return playHistory(world, account, campaign, random, now, "created");
       const stop = between(random, start + (now - start) * 0.3, start + (now - start) * 0.95);
@@ -185,7 +184,7 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
       return playHistory(world, account, campaign, random, stop, "cancelled");
     }
     case "complete": {
-      let start = now - span - between(random, 8 * DAY_MS, 30 * DAY_MS);
+      let start = now - measureSpan(campaign, now) - between(random, 8 * DAY_MS, 30 * DAY_MS);
       run(campaign, random, start);
       while (leads.some((lead) => lead.schedules.some((schedule) => schedule.at > now))) {
         start -= 7 * DAY_MS;
@@ -207,7 +206,7 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
         campaign.cancelledAt = between(random, campaign.createdOn + HOUR_MS, now);
         return playHistory(world, account, campaign, random, campaign.createdOn, "cancelled");
       }
-      const start = now - Math.max(span * (0.3 + random.next() * 0.5), DAY_MS);
+      const start = now - Math.max(measureSpan(campaign, now) * (0.3 + random.next() * 0.5), DAY_MS);
       run(campaign, random, start);
       campaign.cancelledAt = between(random, start + (now - start) * 0.3, start + (now - start) * 0.9);
       return playHistory(world, account, campaign, random, campaign.cancelledAt, "cancelled");
@@ -215,6 +214,7 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
   }
 }
 
+/** How long sending every lead would take from `start` (plans the schedules; a later plan overwrites them). */
 function measureSpan(campaign: CampaignRecord, start: number): number {
   planSchedules(campaign, campaign.leads.items, start);
   let last = start;
