@@ -131,9 +131,6 @@ export function updateDataSchema(encoding: BodyEncoding = "json") {
       if (!data.add_unsub_link && data.unsub_link_type === "custom") {
         ctx.addIssue({ code: "custom", path: ["unsub_link_type"], message: "custom is valid only when add_unsub_link is true" });
       }
-      if (data.unsub_link_type === "custom" && data.add_unsub_link && data.custom_unsub_text.trim() === "") {
-        ctx.addIssue({ code: "custom", path: ["custom_unsub_text"], message: "must not be empty when unsub_link_type is custom" });
-      }
       if (data.unsub_link_type !== "custom" && data.custom_unsub_text !== "") {
         ctx.addIssue({ code: "custom", path: ["custom_unsub_text"], message: "must be an empty string unless unsub_link_type is custom" });
       }

@@ -210,6 +210,9 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
       ["time_zone UTC", "many", set("time_zone", "UTC")],
       ["time_zone America/Argentina/Buenos_Aires", "many", set("time_zone", "America/Argentina/Buenos_Aires")],
       ["custom unsubscribe text", "many", (data) => Object.assign(data, { unsub_link_type: "custom", custom_unsub_text: "Not interested? Click here" })],
+      // Spec 4.3 sets no rule on the text of a custom link, so neither does the emulator (contract A.5).
+      ["custom unsubscribe link with empty text", "many", (data) => Object.assign(data, { unsub_link_type: "custom", custom_unsub_text: "" })],
+      ["custom unsubscribe link with blank text", "many", (data) => Object.assign(data, { unsub_link_type: "custom", custom_unsub_text: "   " })],
       ["single-message with exactly one sequence", "one", set("scheduling_strategy", "single-message")],
       ["no-followup-limit with two or more sequences", "many", set("scheduling_strategy", "no-followup-limit")],
       ["smart-queue with no sequence", "none", set("scheduling_strategy", "smart-queue")],
