@@ -1,7 +1,7 @@
-import { sql } from "kysely";
 import type { Page } from "../upstream/client.ts";
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
+import { liveRows, rejectedRecords } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
 import { SoftDeleteKeys } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
@@ -114,19 +114,10 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
  */
 async function looksComplete(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<boolean> {
   if (!stream.completeness) return true;
-  const filters = stream.completeness.within(scope);
-  let live = ctx.db
-    .selectFrom(stream.completeness.table)
-    .select(sql<string>`count(*)`.as("count"))
-    .where(sql.ref("_deleted_at"), "is", null);
-  for (const [column, value] of Object.entries(filters)) live = live.where(sql.ref(column), "=", value);
-  const rejected = ctx.db
-    .selectFrom("rejected_records")
-    .select(sql<string>`count(*)`.as("count"))
-    .where("account", "=", scope.account)
-    .where("stream", "=", stream.name)
-    .where("campaign_uid", scope.campaignUid === null ? "is" : "=", scope.campaignUid);
-  const [liveRow, rejectedRow] = await Promise.all([live.executeTakeFirst(), rejected.executeTakeFirst()]);
-  return Number(liveRow?.count ?? 0) + Number(rejectedRow?.count ?? 0) >= total;
+  const [live, rejected] = await Promise.all([
+    liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
+    rejectedRecords(ctx.db, scope.account, stream.name, scope.campaignUid),
+  ]);
+  return live + rejected >= total;
 }
 
