@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, type Job, type Processor, type Queue 
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 import { dueCampaigns, type Cadence, type DiscoveredCampaign } from "./cadence.ts";
-import type { RunLeases } from "./run-lease.ts";
+import type { LeaseScope, RunLeases } from "./run-lease.ts";
 import { enqueueCampaignSync, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
 import { settle, verdictOfError, verdictOfRun, type RunResult, type Verdict } from "./verdict.ts";
 
@@ -44,6 +44,47 @@ function assertAccount(job: Job<{ account: string }>, account: string): void {
   }
 }
 
+/** One processor's part in the shared skeleton of processLeased(). */
+interface LeasedJob<R extends RunResult> {
+  scope: LeaseScope;
+  /** The job's own queue, which a rate-limited verdict pauses. */
+  queue: Queue;
+  /** What the job does while another worker holds the lease. */
+  whenBusy(): Promise<JobReturn>;
+  run(signal: AbortSignal): Promise<R>;
+  /** The job's return value; `result` is undefined when the run threw. */
+  returnOf(result: R | undefined): JobReturn;
+}
+
+/**
+ * What both processors do around their run: refuse another account's job, run
+ * only while holding the scope's lease (aborted on shutdown or when the lease
+ * is lost), release it whatever happens, and let the verdict settle the job.
+ */
+async function processLeased<R extends RunResult>(
+  base: ProcessorBase,
+  job: Job<{ account: string }>,
+  token: string | undefined,
+  leased: LeasedJob<R>,
+): Promise<JobReturn> {
+  assertAccount(job, base.account);
+  const lease = await base.leases.acquire(base.account, leased.scope);
+  if (lease === null) return leased.whenBusy();
+  const signal = AbortSignal.any([base.shutdown, lease.signal]);
+  let verdict: Verdict;
+  let result: R | undefined;
+  try {
+    result = await leased.run(signal);
+    verdict = verdictOfRun(result, signal);
+  } catch (error) {
+    verdict = verdictOfError(error, signal);
+  } finally {
+    await lease.release();
+  }
+  await settle(verdict, job, token, leased.queue);
+  return leased.returnOf(result);
+}
+
 export interface DiscoveryProcessorOptions extends ProcessorBase {
   discover: SyncFunctions["discover"];
   db: Kysely<Database>;
@@ -54,31 +95,25 @@ export interface DiscoveryProcessorOptions extends ProcessorBase {
 
 export function discoveryProcessor(options: DiscoveryProcessorOptions): Processor<DiscoveryJobData, JobReturn> {
   return async (job, token) => {
-    assertAccount(job, options.account);
-    const lease = await options.leases.acquire(options.account, { kind: "discovery" });
-    // Another worker is discovering right now; its fan-out covers this tick too.
-    if (lease === null) return { runId: null, enqueued: [] };
-    const signal = AbortSignal.any([options.shutdown, lease.signal]);
-    let verdict: Verdict;
-    let result: DiscoveryResult | undefined;
     const enqueued: string[] = [];
-    try {
-      result = await options.discover(signal);
-      // A partial discovery still saw campaigns; they need not wait for the retry.
-      if (result.outcome !== "aborted") {
-        for (const campaign of await dueCampaigns(options.db, options.account, result.campaigns, options.cadence)) {
-          await enqueueCampaignSync(options.campaignSyncQueue, { account: options.account, campaignUid: campaign.uid });
-          enqueued.push(campaign.uid);
+    return processLeased(options, job, token, {
+      scope: { kind: "discovery" },
+      queue: options.discoveryQueue,
+      // Another worker is discovering right now; its fan-out covers this tick too.
+      whenBusy: async () => ({ runId: null, enqueued: [] }),
+      run: async (signal) => {
+        const result = await options.discover(signal);
+        // A partial discovery still saw campaigns; they need not wait for the retry.
+        if (result.outcome !== "aborted") {
+          for (const campaign of await dueCampaigns(options.db, options.account, result.campaigns, options.cadence)) {
+            await enqueueCampaignSync(options.campaignSyncQueue, { account: options.account, campaignUid: campaign.uid });
+            enqueued.push(campaign.uid);
+          }
         }
-      }
-      verdict = verdictOfRun(result, signal);
-    } catch (error) {
-      verdict = verdictOfError(error, signal);
-    } finally {
-      await lease.release();
-    }
-    await settle(verdict, job, token, options.discoveryQueue);
-    return { runId: result?.runId ?? null, enqueued };
+        return result;
+      },
+      returnOf: (result) => ({ runId: result?.runId ?? null, enqueued }),
+    });
   };
 }
 
@@ -91,26 +126,17 @@ export interface CampaignSyncProcessorOptions extends ProcessorBase {
 
 export function campaignSyncProcessor(options: CampaignSyncProcessorOptions): Processor<CampaignSyncJobData, JobReturn> {
   return async (job, token) => {
-    assertAccount(job, options.account);
     const { campaignUid } = job.data;
-    const lease = await options.leases.acquire(options.account, { kind: "campaign", campaignUid });
-    if (lease === null) {
-      // Not a failure: the campaign is being synced right now; this job runs after it.
-      await job.moveToDelayed(Date.now() + options.busyDelayMs, token);
-      throw new DelayedError(`campaign ${campaignUid} is being synced by another worker`);
-    }
-    const signal = AbortSignal.any([options.shutdown, lease.signal]);
-    let verdict: Verdict;
-    let result: RunResult | undefined;
-    try {
-      result = await options.syncCampaign(campaignUid, signal);
-      verdict = verdictOfRun(result, signal);
-    } catch (error) {
-      verdict = verdictOfError(error, signal);
-    } finally {
-      await lease.release();
-    }
-    await settle(verdict, job, token, options.campaignSyncQueue);
-    return { runId: result?.runId ?? null };
+    return processLeased(options, job, token, {
+      scope: { kind: "campaign", campaignUid },
+      queue: options.campaignSyncQueue,
+      whenBusy: async () => {
+        // Not a failure: the campaign is being synced right now; this job runs after it.
+        await job.moveToDelayed(Date.now() + options.busyDelayMs, token);
+        throw new DelayedError(`campaign ${campaignUid} is being synced by another worker`);
+      },
+      run: (signal) => options.syncCampaign(campaignUid, signal),
+      returnOf: (result) => ({ runId: result?.runId ?? null }),
+    });
   };
 }
