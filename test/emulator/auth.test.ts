@@ -186,11 +186,15 @@ describe("isolation between accounts", () => {
     },
   );
 
-  it.each([PATHS.campaigns, PATHS.domains, PATHS.contacts])("GET %s?workspace_id= of b's workspace shows none of b's records", async (path) => {
+  // Another account's workspace is answered exactly like one that does not exist (contract A.2: never reveal that it exists).
+  it.each([PATHS.campaigns, PATHS.domains, PATHS.contacts])("GET %s?workspace_id= of b's workspace answers 404 like an unknown workspace", async (path) => {
     const workspaceId = accountB.workspaces[0]?.id;
-    const answer = await a.get(path, { workspace_id: workspaceId, limit: 100 });
-    if (answer.status === 404) return;
-    expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ data: [], total: 0 });
+    if (workspaceId === undefined) throw new Error("account b has no workspace");
+    const unknownId = Math.max(...[...accountA.workspaces, ...accountB.workspaces].map((workspace) => workspace.id)) + 1;
+    const [theirs, unknown] = await Promise.all([a.get(path, { workspace_id: workspaceId, limit: 100 }), a.get(path, { workspace_id: unknownId, limit: 100 })]);
+    expect(theirs.status).toBe(404);
+    expect(unknown.status).toBe(404);
+    expect(messageOf(theirs)).toContain("workspace_id");
+    expect(messageOf(theirs).replace(String(workspaceId), "X")).toBe(messageOf(unknown).replace(String(unknownId), "X"));
   });
 });

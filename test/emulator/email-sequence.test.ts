@@ -111,10 +111,12 @@ describe.each(["json", "form", "multipart"] as const)("create in %s", (encoding)
 });
 
 describe("create outside created", () => {
-  it.each(["creating", "scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)("a campaign in %s answers 409", async (status) => {
+  it.each(["creating", "scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)("a campaign in %s answers 409 naming its state and the one required", async (status) => {
     const answer = await create("json", validSequence(), campaignWithStatus(seed, status).summary.uid);
     expect(answer.status).toBe(409);
-    expect(messageOf(answer)).toMatch(new RegExp(`${status}|created`));
+    const message = messageOf(answer);
+    expect(message).toContain(`campaign is ${status};`);
+    expect(message).toMatch(/allowed only in state created$/);
   });
 
   it("malformed JSON answers 400", async () => {
@@ -178,13 +180,15 @@ describe("get and delete", () => {
   });
 
   it.each(["scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)(
-    "DELETE of a sequence of a campaign in %s answers 409 and keeps it",
+    "DELETE of a sequence of a campaign in %s answers 409 naming its state and the one required, and keeps it",
     async (status) => {
       const id = [...new Set(schedulesOf(campaignWithStatus(seed, status).leads).map((schedule) => schedule.email_data.id))][0];
       if (id === undefined) throw new Error(`the ${status} campaign has no discoverable sequence`);
       const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id } });
       expect(answer.status).toBe(409);
-      messageOf(answer);
+      const message = messageOf(answer);
+      expect(message).toContain(`campaign is ${status};`);
+      expect(message).toMatch(/allowed only in state created$/);
       expect((await api.get(PATHS.emailSequence, { id })).status).toBe(200);
     },
   );

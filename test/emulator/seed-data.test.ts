@@ -67,6 +67,7 @@ describe("campaigns", () => {
   it("campaign names respect 1..300 characters and contain a non-whitespace character", () => {
     for (const campaign of campaignsOf(a)) {
       expect(campaign.settings.name.length).toBeGreaterThan(0);
+      expect(campaign.settings.name.length).toBeLessThanOrEqual(300);
       expect(campaign.settings.name).toMatch(/\S/);
     }
   });

@@ -138,11 +138,17 @@ describe.each([1, 2, 3])("seed %i, small scale", (seed) => {
     }
   });
 
-  it("events listings are in time order", () => {
+  it("opens, clicks and replies are listed in time order", () => {
+    const ascending = (times: number[]) => [...times].sort((a, b) => a - b);
     for (const campaign of campaigns) {
       const opened = campaign.opens.items.map((open) => open.openedOn);
-      expect(opened).toEqual([...opened].sort((a, b) => a - b));
+      const clicked = campaign.clicks.items.map((click) => click.clickedOn);
+      const received = campaign.replies.items.map((reply) => reply.receivedOn);
+      expect(opened).toEqual(ascending(opened));
+      expect(clicked).toEqual(ascending(clicked));
+      expect(received).toEqual(ascending(received));
     }
+    for (const listing of ["opens", "clicks", "replies"] as const) expect(campaigns.some((campaign) => campaign[listing].length > 1), listing).toBe(true);
   });
 
   it("contacts are distinct within a campaign and some are shared between campaigns of a workspace", () => {
