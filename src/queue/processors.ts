@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 import { dueCampaigns, type Cadence, type DiscoveredCampaign } from "./cadence.ts";
 import type { LeaseScope, RunLeases } from "./run-lease.ts";
-import { enqueueCampaignSync, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
+import { enqueueCampaignSyncs, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
 import { settle, verdictOfError, verdictOfRun, type RunResult, type Verdict } from "./verdict.ts";
 
 /**
@@ -105,10 +105,12 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
         const result = await options.discover(signal);
         // A partial discovery still saw campaigns; they need not wait for the retry.
         if (result.outcome !== "aborted") {
-          for (const campaign of await dueCampaigns(options.db, options.account, result.campaigns, options.cadence)) {
-            await enqueueCampaignSync(options.campaignSyncQueue, { account: options.account, campaignUid: campaign.uid });
-            enqueued.push(campaign.uid);
-          }
+          const due = await dueCampaigns(options.db, options.account, result.campaigns, options.cadence);
+          await enqueueCampaignSyncs(
+            options.campaignSyncQueue,
+            due.map((campaign) => ({ account: options.account, campaignUid: campaign.uid })),
+          );
+          enqueued.push(...due.map((campaign) => campaign.uid));
         }
         return result;
       },

@@ -70,6 +70,7 @@ export function campaignDeduplicationId(data: CampaignSyncJobData): string {
   return `${data.account}/${data.campaignUid}`;
 }
 
-export async function enqueueCampaignSync(queue: Queue<CampaignSyncJobData>, data: CampaignSyncJobData): Promise<void> {
-  await queue.add("sync-campaign", data, { deduplication: { id: campaignDeduplicationId(data) } });
+/** Adds the jobs in one round trip; each keeps its deduplication id, so a campaign already queued is skipped. */
+export async function enqueueCampaignSyncs(queue: Queue<CampaignSyncJobData>, campaigns: readonly CampaignSyncJobData[]): Promise<void> {
+  await queue.addBulk(campaigns.map((data) => ({ name: "sync-campaign", data, opts: { deduplication: { id: campaignDeduplicationId(data) } } })));
 }

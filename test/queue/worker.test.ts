@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SyncFunctions } from "../../src/queue/processors.ts";
-import { enqueueCampaignSync } from "../../src/queue/queues.ts";
+import { enqueueCampaignSyncs } from "../../src/queue/queues.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
 import type { WorkerService } from "../../src/queue/worker.ts";
 import { UpstreamError } from "../../src/upstream/errors.ts";
@@ -91,9 +91,16 @@ describe("worker service", () => {
     nextPrefix();
     const service = await start({});
     await service.queues.campaignSync.pause();
-    for (let i = 0; i < 5; i += 1) await enqueueCampaignSync(service.queues.campaignSync, { account: ACCOUNT, campaignUid: "c-1" });
-    await enqueueCampaignSync(service.queues.campaignSync, { account: ACCOUNT, campaignUid: "c-2" });
+    for (let i = 0; i < 5; i += 1) await enqueueCampaignSyncs(service.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "c-1" }]);
+    await enqueueCampaignSyncs(service.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "c-2" }]);
     expect(await service.queues.campaignSync.getWaitingCount()).toBe(2);
+    // One bulk add deduplicates too: against the jobs already waiting and within itself.
+    await enqueueCampaignSyncs(
+      service.queues.campaignSync,
+      ["c-1", "c-3", "c-3", "c-2"].map((campaignUid) => ({ account: ACCOUNT, campaignUid })),
+    );
+    const waiting = await service.queues.campaignSync.getWaiting();
+    expect(waiting.map((job) => job.data.campaignUid).sort()).toEqual(["c-1", "c-2", "c-3"]);
   });
 
   it("never runs one campaign in two workers at once, even for jobs that slipped past deduplication", async () => {
@@ -123,8 +130,8 @@ describe("worker service", () => {
       },
     });
     const queue = service.queues.campaignSync;
-    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "flaky" });
-    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "gone" });
+    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "flaky" }]);
+    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "gone" }]);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => queue.getFailedCount(), { timeout: 10_000 }).toBe(1);
     const [completed] = await queue.getJobs(["completed"]);
@@ -146,7 +153,7 @@ describe("worker service", () => {
       },
     });
     const queue = service.queues.campaignSync;
-    await enqueueCampaignSync(queue, { account: ACCOUNT, campaignUid: "throttled" });
+    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "throttled" }]);
     await expect.poll(() => queue.getRateLimitTtl(), { timeout: 5_000 }).toBeGreaterThan(0);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
     const [completed] = await queue.getJobs(["completed"]);
@@ -163,7 +170,7 @@ describe("worker service", () => {
       return { runId: 0, outcome: "aborted", failures: [] };
     };
     const draining = await start({ syncCampaign: endless });
-    await enqueueCampaignSync(draining.queues.campaignSync, { account: ACCOUNT, campaignUid: "long" });
+    await enqueueCampaignSyncs(draining.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "long" }]);
     await expect.poll(() => started, { timeout: 5_000 }).toBe(true);
     await draining.close();
     running = running.filter((service) => service !== draining);
