@@ -15,7 +15,7 @@ import { checkHealth, type HealthDependencies } from "./health.ts";
  * and delete jobs, and metrics name campaigns.
  */
 
-export const ADMIN_QUEUES_PATH = "/admin/queues";
+const ADMIN_QUEUES_PATH = "/admin/queues";
 
 export interface HttpServerOptions {
   host: string;

@@ -20,7 +20,7 @@ export interface DiscoveredCampaign {
 
 const ACTIVE_STATUSES: readonly CampaignStatus[] = ["running", "paused"];
 
-export function cadenceOf(status: CampaignStatus, cadence: Cadence): number {
+function cadenceOf(status: CampaignStatus, cadence: Cadence): number {
   if (ACTIVE_STATUSES.includes(status)) return cadence.activeEveryMs;
   if (TERMINAL_CAMPAIGN_STATUSES.includes(status)) return cadence.terminalEveryMs;
   return cadence.idleEveryMs;

@@ -29,7 +29,7 @@ export const DEFAULT_RETRY: RetrySettings = { attempts: 5, backoffMs: 30_000 };
 
 const ONE_DAY_S = 24 * 60 * 60;
 
-export function defaultJobOptions(retry: RetrySettings): JobsOptions {
+function defaultJobOptions(retry: RetrySettings): JobsOptions {
   return {
     attempts: retry.attempts,
     backoff: { type: "exponential", delay: retry.backoffMs, jitter: 0.5 },
@@ -66,7 +66,7 @@ export function openQueues(connection: Redis, options: QueuesOptions): Queues {
 }
 
 /** One campaign-sync job per campaign at a time: a second add while one waits, runs or backs off is dropped. */
-export function campaignDeduplicationId(data: CampaignSyncJobData): string {
+function campaignDeduplicationId(data: CampaignSyncJobData): string {
   return `${data.account}/${data.campaignUid}`;
 }
 

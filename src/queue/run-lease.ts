@@ -56,14 +56,14 @@ export class RunLeases {
     redis.defineCommand("coldsyncReleaseLease", { numberOfKeys: 1, lua: RELEASE_IF_HELD });
   }
 
-  key(account: string, scope: LeaseScope): string {
+  #key(account: string, scope: LeaseScope): string {
     const base = `${this.#options.prefix}:lease:{${account}}`;
     return scope.kind === "discovery" ? `${base}:discovery` : `${base}:campaign:${scope.campaignUid}`;
   }
 
   /** The lease, or null while another worker holds it. */
   async acquire(account: string, scope: LeaseScope): Promise<Lease | null> {
-    const key = this.key(account, scope);
+    const key = this.#key(account, scope);
     const what = scope.kind === "discovery" ? "discovery" : `campaign ${scope.campaignUid}`;
     const token = randomUUID();
     const { ttlMs, logger } = this.#options;

@@ -7,7 +7,7 @@ import type { DiscoveryJobData } from "./queues.ts";
  * whose `every` follows the latest COLDSYNC_DISCOVER_EVERY.
  */
 
-export function discoverySchedulerId(account: string): string {
+function discoverySchedulerId(account: string): string {
   return `discovery/${account}`;
 }
 

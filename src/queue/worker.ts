@@ -31,7 +31,7 @@ export interface WorkerTuning {
   busyDelayMs: number;
 }
 
-export const DEFAULT_TUNING: WorkerTuning = {
+const DEFAULT_TUNING: WorkerTuning = {
   lockDurationMs: 30_000,
   stalledIntervalMs: 30_000,
   maxStalledCount: 2,
