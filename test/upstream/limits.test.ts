@@ -66,7 +66,9 @@ describe("rate limiting", () => {
     await Promise.all(Array.from({ length: 12 }, () => client.page("domains", { offset: 0, limit: 1 })));
 
     expect(statuses).toEqual(Array(12).fill(200));
-    const busiestSecond = Math.max(...sent.map((start) => sent.filter((at) => at >= start && at < start + 1_000).length));
+    // Send times are reconstructed from the response hook (now - duration), which jitters by a few milliseconds:
+    // requests spaced 250 ms apart put at most 4 into any window shorter than a second by more than that jitter.
+    const busiestSecond = Math.max(...sent.map((start) => sent.filter((at) => at >= start && at < start + 950).length));
     expect(busiestSecond).toBeLessThanOrEqual(4);
   });
 });
