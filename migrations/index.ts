@@ -3,6 +3,10 @@ import * as syncedTables from "./0001_synced_tables.ts";
 import * as syncState from "./0002_sync_state.ts";
 import * as history from "./0003_history.ts";
 import * as views from "./0004_views.ts";
+import * as tolerantIngestion from "./0005_tolerant_ingestion.ts";
+import * as verifications from "./0006_verifications.ts";
+import * as rhythms from "./0007_rhythms_and_freshness.ts";
+import * as leadCopies from "./0008_lead_copies.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -15,4 +19,8 @@ export const migrations: Record<string, Migration> = {
   "0002_sync_state": syncState,
   "0003_history": history,
   "0004_views": views,
+  "0005_tolerant_ingestion": tolerantIngestion,
+  "0006_verifications": verifications,
+  "0007_rhythms_and_freshness": rhythms,
+  "0008_lead_copies": leadCopies,
 };

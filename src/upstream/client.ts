@@ -1,33 +1,33 @@
-import type { z } from "zod";
 import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "./endpoints.ts";
 import { InvalidRecordError, UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
-import { HttpTransport, type HttpRequest, type Tally } from "./http.ts";
+import { HttpTransport, type HttpRequest, type RequestView, type Tally } from "./http.ts";
 import { IntervalLimiter, type RequestLimiter } from "./limiter.ts";
-import { PAGED_RESOURCES, type Page, type PagedResource, type PageQuery, type PagesQuery, type RecordOf } from "./paging.ts";
-import { parseRecord, parseRecords, type Parsed, type Stream } from "./parsing.ts";
+import { isLastPage, PAGED_RESOURCES, servedPageSize, type Page, type PagedResource, type PageQuery, type PagesQuery } from "./paging.ts";
+import { readRecord, readRecords, type Parsed, type ReadRecord } from "./parsing.ts";
+import type { RecordOf, RecordTypeName } from "./record-types.ts";
 import type { CreateSequenceBody, LifecycleBody, SequenceData, UpdateCampaignBody, UpdateData } from "./requests.ts";
-import {
-  campaign,
-  emailSequence,
-  lead,
-  messageBody,
-  pageEnvelope,
-  reply,
-  workspace,
-  type Campaign,
-  type EmailSequence,
-  type Lead,
-  type Reply,
-  type Workspace,
-} from "./resources.ts";
+import { messageBody, pageEnvelope } from "./resources.ts";
 import type { Logger } from "../logger.ts";
+import { addStage, stageStart } from "../stage-timings.ts";
 
 export { InvalidRecordError, UpstreamError } from "./errors.ts";
 export type { ClientHooks } from "./hooks.ts";
 export type { RequestLimiter } from "./limiter.ts";
-export type { Page, PagedResource, PageQuery, PagesQuery, RecordOf } from "./paging.ts";
-export type { Parsed, RejectedRecord, Stream } from "./parsing.ts";
+export type { Page, PagedResource, PageQuery, PagesQuery } from "./paging.ts";
+export type { Parsed, ReadRecord, RejectedRecord } from "./parsing.ts";
+export type { RecordOf, RecordTypeName } from "./record-types.ts";
+
+/** A listing that arrives whole (#13, #18), and when the request that got it was sent. */
+export interface Listing<T> extends Parsed<T> {
+  observedAt: Date;
+}
+
+/** A record fetched by its identifier, and when the request that got it was sent. */
+export interface Lookup<T> {
+  record: ReadRecord<T>;
+  observedAt: Date;
+}
 
 export interface UpstreamClientOptions {
   baseUrl: string;
@@ -64,15 +64,14 @@ export class UpstreamClient {
   readonly #options: UpstreamClientOptions;
   readonly #http: HttpTransport;
   readonly #pageSize: number;
-  readonly #hooks: ClientHooks | undefined;
-  readonly #tally: Tally = { requests: 0, retries: 0 };
+  readonly #view: RequestView;
 
-  /** `transport` is given only by tallied(): views share the connections, limiter and retry policy. */
-  constructor(options: UpstreamClientOptions, transport?: HttpTransport) {
+  /** `transport` and `priority` are given only by tallied(): views share the connections, limiter and retry policy. */
+  constructor(options: UpstreamClientOptions, transport?: HttpTransport, priority = 0) {
+    this.#view = { tally: { requests: 0, retries: 0 }, priority };
     const requestsPerSecond = options.requestsPerSecond ?? DEFAULTS.requestsPerSecond;
     this.#options = options;
     this.#pageSize = options.pageSize ?? DEFAULTS.pageSize;
-    this.#hooks = options.hooks;
     this.#http = transport ?? new HttpTransport({
       baseUrl: options.baseUrl,
       apiKey: options.apiKey,
@@ -89,36 +88,42 @@ export class UpstreamClient {
     });
   }
 
+  /** The limit every page request asks for. */
+  get pageSize(): number {
+    return this.#pageSize;
+  }
+
   /** Running totals of this client (or view): requests sent (every attempt) and retries scheduled. */
   get stats(): Tally {
-    return { ...this.#tally };
+    return { ...this.#view.tally };
   }
 
   /**
    * A view of this client that shares its connections, limiter and retry
    * policy but counts its own requests and retries: one per run, so runs side
-   * by side in one worker each report what they cost. Closing any view closes
-   * the shared connections.
+   * by side in one worker each report what they cost. Its requests wait for a
+   * connection with `priority` (higher first), so a short events read is not
+   * stuck behind a long leads walk. Closing any view closes the shared connections.
    */
-  tallied(): UpstreamClient {
-    return new UpstreamClient(this.#options, this.#http);
+  tallied(options: { priority?: number } = {}): UpstreamClient {
+    return new UpstreamClient(this.#options, this.#http, options.priority ?? 0);
   }
 
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
-  async listWorkspaces(signal?: AbortSignal): Promise<Parsed<Workspace>> {
+  async listWorkspaces(signal?: AbortSignal): Promise<Listing<RecordOf<"workspaces">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const records = await this.#http.json(
+    const { records, observedAt } = await this.#http.json(
       request,
-      (body) => (Array.isArray(body) ? body : this.#envelope(request, body).data),
-      this.#tally,
+      (body, sentAt) => ({ records: Array.isArray(body) ? body : this.#envelope(request, body).data, observedAt: sentAt }),
+      this.#view,
       signal,
     );
-    return this.#parseAll("workspaces", workspace, records);
+    return { ...this.#readAll("workspaces", records), observedAt };
   }
 
   /** One page of a paginated listing (#1, #11, #14, #15, #16, #17). */
   async page<R extends PagedResource>(resource: R, query: PageQuery, signal?: AbortSignal): Promise<Page<RecordOf<R>>> {
-    const { endpoint, schema, scope } = PAGED_RESOURCES[resource];
+    const { endpoint, scope } = PAGED_RESOURCES[resource];
     if (scope === "campaign" && query.campaignUid === undefined) throw new TypeError(`listing ${resource} needs a campaignUid`);
     const limit = query.limit ?? this.#pageSize;
     const request: HttpRequest = {
@@ -131,65 +136,76 @@ export class UpstreamClient {
         [PARAMS.offset]: query.offset,
       },
     };
-    const envelope = await this.#http.json(request, (body) => this.#envelope(request, body), this.#tally, signal);
-    const parsed = this.#parseAll(resource, schema, envelope.data) as Parsed<RecordOf<R>>;
-    return { ...parsed, total: envelope.total, offset: query.offset, limit };
+    const { envelope, observedAt, bytes } = await this.#http.json(
+      request,
+      (body, sentAt, size) => ({ envelope: this.#envelope(request, body), observedAt: sentAt, bytes: size }),
+      this.#view,
+      signal,
+    );
+    const parsed = this.#readAll(resource, envelope.data);
+    return { ...parsed, total: envelope.total, offset: query.offset, limit, observedAt, bytes };
   }
 
   /**
-   * Every page of a listing, one at a time, from `startOffset`. Stops at an
-   * empty page or once the offset reaches the total the last page reported.
+   * Every page of a listing, one at a time, from `startOffset`, until the
+   * listing ends (see isLastPage: an empty page, asked twice, or a short page
+   * at the total).
+   * A plain walk: the sync's own walk (src/sync/walk.ts) also heals a cursor
+   * that the listing moved under.
    */
   async *pages<R extends PagedResource>(resource: R, query: PagesQuery, signal?: AbortSignal): AsyncGenerator<Page<RecordOf<R>>> {
     const { startOffset = 0, ...scope } = query;
     let offset = startOffset;
+    let pageSize = this.#pageSize;
     for (;;) {
-      const page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
+      let page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
+      // An empty page where the total promises more is more often a glitch than the end: asked once more.
+      if (page.records.length + page.rejected.length === 0 && offset < page.total) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
       const received = page.records.length + page.rejected.length;
-      if (received === 0) return;
-      yield page;
+      if (received > 0) yield page;
       offset += received;
-      if (offset >= page.total) return;
+      if (isLastPage(received, offset, page.total, pageSize)) return;
+      pageSize = servedPageSize(pageSize, received, offset, page.total);
     }
   }
 
   /** #13: every reply of a campaign, unpaginated. */
-  async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Parsed<Reply>> {
+  async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Listing<RecordOf<"replies">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
-    const replies = await this.#http.json(
+    const { replies, observedAt } = await this.#http.json(
       request,
-      (body) => (Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies")),
-      this.#tally,
+      (body, sentAt) => ({ replies: Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies"), observedAt: sentAt }),
+      this.#view,
       signal,
     );
-    return this.#parseAll("replies", reply, replies);
+    return { ...this.#readAll("replies", replies), observedAt };
   }
 
   /** #2 */
-  getCampaign(uid: string, signal?: AbortSignal): Promise<Campaign> {
-    return this.#one("campaigns", campaign, { method: "GET", endpoint: PATHS.campaign, query: { [PARAMS.campaignUid]: uid } }, signal);
+  getCampaign(uid: string, signal?: AbortSignal): Promise<Lookup<RecordOf<"campaign_detail">>> {
+    return this.#one("campaign_detail", { method: "GET", endpoint: PATHS.campaign, query: { [PARAMS.campaignUid]: uid } }, signal);
   }
 
   /** #12 */
-  getLead(uid: string, signal?: AbortSignal): Promise<Lead> {
-    return this.#one("leads", lead, { method: "GET", endpoint: PATHS.lead, query: { [PARAMS.leadUid]: uid } }, signal);
+  getLead(uid: string, signal?: AbortSignal): Promise<Lookup<RecordOf<"leads">>> {
+    return this.#one("leads", { method: "GET", endpoint: PATHS.lead, query: { [PARAMS.leadUid]: uid } }, signal);
   }
 
   /** #9 */
-  getEmailSequence(id: number, signal?: AbortSignal): Promise<EmailSequence> {
-    return this.#one("email_sequences", emailSequence, { method: "GET", endpoint: PATHS.emailSequence, query: { [PARAMS.sequenceId]: id } }, signal);
+  getEmailSequence(id: number, signal?: AbortSignal): Promise<Lookup<RecordOf<"email_sequences">>> {
+    return this.#one("email_sequences", { method: "GET", endpoint: PATHS.emailSequence, query: { [PARAMS.sequenceId]: id } }, signal);
   }
 
   /** #3: allowed only while the campaign is `created`; `updateData` is the whole settings object (spec 4.3). */
-  updateCampaign(uid: string, updateData: UpdateData): Promise<Campaign> {
+  async updateCampaign(uid: string, updateData: UpdateData): Promise<RecordOf<"campaign_detail">> {
     const body: UpdateCampaignBody = { campaign_uid: uid, update_data: updateData };
-    return this.#one("campaigns", campaign, { method: "PATCH", endpoint: PATHS.campaign, body });
+    return (await this.#one("campaign_detail", { method: "PATCH", endpoint: PATHS.campaign, body })).record.value;
   }
 
   /** #8: a create, so it is not repeated after an answer that may have been lost. */
-  createEmailSequence(campaignUid: string, data: SequenceData): Promise<EmailSequence> {
+  async createEmailSequence(campaignUid: string, data: SequenceData): Promise<RecordOf<"email_sequences">> {
     const body: CreateSequenceBody = { campaign_uid: campaignUid, sequence_data: data };
-    return this.#one("email_sequences", emailSequence, { method: "POST", endpoint: PATHS.emailSequence, body, idempotent: false });
+    return (await this.#one("email_sequences", { method: "POST", endpoint: PATHS.emailSequence, body, idempotent: false })).record.value;
   }
 
   /** #10: returns the upstream's message. */
@@ -234,24 +250,27 @@ export class UpstreamClient {
         const parsed = messageBody.safeParse(body);
         return parsed.success ? parsed.data.message : this.#protocolError(request, "expected a {message} body");
       },
-      this.#tally,
+      this.#view,
     );
   }
 
-  async #one<S extends z.ZodType>(stream: Stream, schema: S, request: HttpRequest, signal?: AbortSignal): Promise<z.infer<S>> {
-    const outcome = parseRecord(stream, schema, await this.#http.json(request, (body) => body, this.#tally, signal));
-    if ("record" in outcome) return outcome.record;
-    this.#hooks?.onRejected?.(outcome.rejected);
+  async #one<N extends RecordTypeName>(type: N, request: HttpRequest, signal?: AbortSignal): Promise<Lookup<RecordOf<N>>> {
+    const { body, observedAt } = await this.#http.json(request, (answer, sentAt) => ({ body: answer, observedAt: sentAt }), this.#view, signal);
+    const validationStart = stageStart();
+    const outcome = readRecord(type, body);
+    addStage("validation", validationStart);
+    if ("record" in outcome) return { record: outcome.record, observedAt };
     throw new InvalidRecordError(outcome.rejected, { endpoint: request.endpoint, method: request.method, status: 200 });
   }
 
-  #parseAll<S extends z.ZodType>(stream: Stream, schema: S, raws: readonly unknown[]): Parsed<z.infer<S>> {
-    const parsed = parseRecords(stream, schema, raws);
-    for (const rejected of parsed.rejected) this.#hooks?.onRejected?.(rejected);
+  #readAll<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
+    const validationStart = stageStart();
+    const parsed = readRecords(type, raws);
+    addStage("validation", validationStart);
     return parsed;
   }
 
-  #envelope(request: HttpRequest, body: unknown): z.infer<typeof pageEnvelope> {
+  #envelope(request: HttpRequest, body: unknown): { data: unknown[]; total: number } {
     const envelope = pageEnvelope.safeParse(body);
     if (!envelope.success) this.#protocolError(request, "expected a {data: array, total: integer} envelope");
     return envelope.data;

@@ -1,8 +1,5 @@
-import type { RejectedRecord } from "./parsing.ts";
-
 /** Callbacks for metrics; called synchronously, so they must be cheap and must not throw. */
 export interface ClientHooks {
   onResponse?(event: { endpoint: string; method: string; status: number; durationMs: number; attempt: number }): void;
   onRetry?(event: { endpoint: string; method: string; status: number | undefined; error: string; attempt: number; delayMs: number }): void;
-  onRejected?(record: RejectedRecord): void;
 }

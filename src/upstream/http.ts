@@ -6,6 +6,7 @@ import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
 import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
+import { addStage, stageStart } from "../stage-timings.ts";
 import { scrubSecrets, type Logger } from "../logger.ts";
 
 /**
@@ -56,6 +57,13 @@ export interface Tally {
   retries: number;
 }
 
+/** One client view's requests: where they are counted, and their rank in the queue of requests waiting to be sent. */
+export interface RequestView {
+  tally: Tally;
+  /** Higher goes first among requests waiting for a connection (p-queue priority). */
+  priority: number;
+}
+
 export class HttpTransport {
   readonly #options: HttpTransportOptions;
   readonly #pool: Pool;
@@ -76,10 +84,12 @@ export class HttpTransport {
    * makes of the JSON of a 2xx answer. `read` runs inside the attempt, so a
    * retryable UpstreamError it throws (a malformed envelope) asks again.
    */
-  async json<T>(request: HttpRequest, read: (body: unknown) => T, tally: Tally, signal?: AbortSignal): Promise<T> {
+  async json<T>(request: HttpRequest, read: (body: unknown, sentAt: Date, bytes: number) => T, view: RequestView, signal?: AbortSignal): Promise<T> {
+    const { tally } = view;
     const attemptOnce = async (attempt: number): Promise<T> => {
       if (this.#closed) throw this.#error(request, "the client is closed", { retryable: false });
-      return read(await this.#queue.add(() => this.#attempt(request, attempt, tally, signal), { signal }));
+      const answer = await this.#queue.add(() => this.#attempt(request, attempt, tally, signal), { signal, priority: view.priority });
+      return read(answer.body, answer.sentAt, answer.bytes);
     };
     try {
       return await withRetries(attemptOnce, this.#options.retry, {
@@ -100,10 +110,11 @@ export class HttpTransport {
     await this.#pool.close();
   }
 
-  async #attempt(request: HttpRequest, attempt: number, tally: Tally, signal: AbortSignal | undefined): Promise<unknown> {
+  async #attempt(request: HttpRequest, attempt: number, tally: Tally, signal: AbortSignal | undefined): Promise<{ body: unknown; sentAt: Date; bytes: number }> {
     await this.#options.limiter.acquire(signal);
     // The timeout starts only now, so time spent queued or paused never counts against an attempt.
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    const sentAt = new Date();
     const started = performance.now();
     tally.requests += 1;
     let response: RawResponse;
@@ -123,7 +134,7 @@ export class HttpTransport {
       durationMs: performance.now() - started,
       attempt,
     });
-    return this.#interpret(request, response);
+    return { body: this.#interpret(request, response), sentAt, bytes: response.text.length };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
@@ -155,6 +166,7 @@ export class HttpTransport {
   #interpret(request: HttpRequest, response: RawResponse): unknown {
     const idempotent = request.idempotent ?? true;
     if (response.status >= 200 && response.status < 300) {
+      const parseStart = stageStart();
       try {
         return JSON.parse(response.text) as unknown;
       } catch {
@@ -163,6 +175,8 @@ export class HttpTransport {
           status: response.status,
           retryable: idempotent,
         });
+      } finally {
+        addStage("jsonParse", parseStart);
       }
     }
     const upstreamMessage = this.#scrub(errorMessageOf(response.text));

@@ -1,26 +1,30 @@
-import type { z } from "zod";
 import { PATHS } from "./endpoints.ts";
-import type { Parsed, Stream } from "./parsing.ts";
-import { campaignListItem, contactList, domain, emailOpenEvent, lead, linkClickEvent } from "./resources.ts";
+import type { Parsed } from "./parsing.ts";
+import type { RecordOf, RecordTypeName } from "./record-types.ts";
 
-/** The paginated listings (spec 4.1): where each lives, what its records look like, and how it is scoped. */
+/** The paginated listings (spec 4.1): where each lives, which record type it returns, and how it is scoped. */
 export const PAGED_RESOURCES = {
-  domains: { endpoint: PATHS.domains, schema: domain, scope: "workspace" },
-  contact_lists: { endpoint: PATHS.contacts, schema: contactList, scope: "workspace" },
-  campaigns: { endpoint: PATHS.campaigns, schema: campaignListItem, scope: "workspace" },
-  leads: { endpoint: PATHS.leads, schema: lead, scope: "campaign" },
-  link_clicks: { endpoint: PATHS.linkClickEvents, schema: linkClickEvent, scope: "campaign" },
-  email_opens: { endpoint: PATHS.emailOpenEvents, schema: emailOpenEvent, scope: "campaign" },
-} as const satisfies Record<string, { endpoint: string; schema: z.ZodType; scope: "workspace" | "campaign" }>;
+  domains: { endpoint: PATHS.domains, scope: "workspace" },
+  contact_lists: { endpoint: PATHS.contacts, scope: "workspace" },
+  campaigns: { endpoint: PATHS.campaigns, scope: "workspace" },
+  leads: { endpoint: PATHS.leads, scope: "campaign" },
+  link_clicks: { endpoint: PATHS.linkClickEvents, scope: "campaign" },
+  email_opens: { endpoint: PATHS.emailOpenEvents, scope: "campaign" },
+} as const satisfies Partial<Record<RecordTypeName, { endpoint: string; scope: "workspace" | "campaign" }>>;
 
-export type PagedResource = keyof typeof PAGED_RESOURCES & Stream;
-export type RecordOf<R extends PagedResource> = z.infer<(typeof PAGED_RESOURCES)[R]["schema"]>;
+export type PagedResource = keyof typeof PAGED_RESOURCES;
 
 export interface Page<T> extends Parsed<T> {
   total: number;
   offset: number;
   limit: number;
+  /** When the request that got this answer was sent: the state it shows is at least this recent. */
+  observedAt: Date;
+  /** Length of the answer's body text, when known: what holding the page costs, before parsing. */
+  bytes?: number;
 }
+
+export type PageOf<R extends PagedResource> = Page<RecordOf<R>>;
 
 export interface PageQuery {
   /** Required by the campaign-scoped listings (leads, link_clicks, email_opens). */
@@ -32,3 +36,18 @@ export interface PageQuery {
 }
 
 export type PagesQuery = Omit<PageQuery, "offset" | "limit"> & { startOffset?: number };
+
+/**
+ * Whether a page ends its listing. `total` alone cannot say so: upstreams cap
+ * pages below the asked limit and report totals that are off by a few. A
+ * listing ends at an empty page, or at a page shorter than the page size the
+ * upstream has been serving once the offset has reached the total.
+ */
+export function isLastPage(received: number, nextOffset: number, total: number, pageSize: number): boolean {
+  return received === 0 || (received < pageSize && nextOffset >= total);
+}
+
+/** The page size the upstream actually serves: a short page while records remain means it caps pages at that size. */
+export function servedPageSize(pageSize: number, received: number, nextOffset: number, total: number): number {
+  return received > 0 && received < pageSize && nextOffset < total ? received : pageSize;
+}

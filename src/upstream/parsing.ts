@@ -1,31 +1,39 @@
 import type { z } from "zod";
+import { RECORD_TYPES, type RecordOf, type RecordTypeName } from "./record-types.ts";
+import { readTolerant, type FieldIssue } from "./tolerant.ts";
 
 /**
- * Tolerant parsing: every record is validated on its own, so one bad record
- * is set aside with its reason instead of failing the page it came in.
+ * Every record is read on its own and tolerantly: a record whose key fields
+ * can be read is kept (its deviating fields null or coerced, each named in
+ * its issues); only a record that cannot be placed, because a key field is
+ * missing or unusable, is set aside with its reason and raw payload.
  */
 
-export type Stream =
-  | "workspaces"
-  | "domains"
-  | "contact_lists"
-  | "campaigns"
-  | "leads"
-  | "replies"
-  | "link_clicks"
-  | "email_opens"
-  | "email_sequences";
+export interface ReadRecord<T> {
+  value: T;
+  /** Fields that deviated from the schema; empty for a clean record. */
+  issues: readonly FieldIssue[];
+  /** The record exactly as it arrived (what a rejected part of it is stored as). */
+  raw: unknown;
+}
 
 export interface RejectedRecord {
+  /** The record type (or the stream whose record held the rejected part). */
   stream: string;
-  /** The schema's complaints on one line, each prefixed with its field path. */
+  /** The fields that made it unplaceable, each prefixed with its path. */
   reason: string;
   /** The record exactly as it arrived. */
   payload: unknown;
+  /** What identifies it as far as it can be read (e.g. the id of a reply whose schedule_id is missing), else null. */
+  recordKey: string | null;
+  /** For a part of a record (a schedule without an id inside a lead): the key of the record it came in. */
+  parentKey?: string;
+  /** Records below it in the payload that could not be placed because it could not (a lead's schedules, replies, clicks). */
+  skipped?: number;
 }
 
 export interface Parsed<T> {
-  records: T[];
+  records: ReadRecord<T>[];
   rejected: RejectedRecord[];
 }
 
@@ -34,17 +42,51 @@ export function describeIssues(error: z.ZodError, root = "(record)"): string {
   return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join(".") : root}: ${issue.message}`).join("; ");
 }
 
-export function parseRecord<S extends z.ZodType>(stream: Stream, schema: S, raw: unknown): { record: z.infer<S> } | { rejected: RejectedRecord } {
-  const result = schema.safeParse(raw);
-  return result.success ? { record: result.data } : { rejected: { stream, reason: describeIssues(result.error), payload: raw } };
+/** A key value that places a record: present, and not an empty string. */
+export function isUsableKey(value: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  return typeof value !== "string" || value.trim() !== "";
 }
 
-export function parseRecords<S extends z.ZodType>(stream: Stream, schema: S, raws: readonly unknown[]): Parsed<z.infer<S>> {
-  const parsed: Parsed<z.infer<S>> = { records: [], rejected: [] };
+export function readRecord<N extends RecordTypeName>(type: N, raw: unknown): { record: ReadRecord<RecordOf<N>> } | { rejected: RejectedRecord } {
+  const { schema, key } = RECORD_TYPES[type];
+  const { value, issues } = readTolerant(schema as z.ZodType, raw);
+  const fields = value as Record<string, unknown> | null;
+  const unusable = fields === null ? key : key.filter((field) => !isUsableKey(fields[field]));
+  if (unusable.length === 0) return { record: { value: value as RecordOf<N>, issues, raw } };
+  return {
+    rejected: {
+      stream: type,
+      reason: keyReason(unusable, issues, fields),
+      payload: raw,
+      recordKey: partialKey(key, fields),
+    },
+  };
+}
+
+export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
+  const parsed: Parsed<RecordOf<N>> = { records: [], rejected: [] };
   for (const raw of raws) {
-    const outcome = parseRecord(stream, schema, raw);
+    const outcome = readRecord(type, raw);
     if ("record" in outcome) parsed.records.push(outcome.record);
     else parsed.rejected.push(outcome.rejected);
   }
   return parsed;
+}
+
+function keyReason(unusable: readonly string[], issues: readonly FieldIssue[], fields: Record<string, unknown> | null): string {
+  if (fields === null) return issues.map((issue) => `${issue.path || "(record)"}: ${issue.reason}`).join("; ") || "(record): not an object";
+  return unusable
+    .map((field) => {
+      const issue = issues.find((candidate) => candidate.path === field);
+      return `${field}: ${issue?.reason ?? "empty"} (a key field, so the record cannot be placed)`;
+    })
+    .join("; ");
+}
+
+/** The key fields that could be read, as `field=value` pairs, so a record rejected again is recognised as the same one. */
+function partialKey(key: readonly string[], fields: Record<string, unknown> | null): string | null {
+  if (fields === null) return null;
+  const known = key.filter((field) => isUsableKey(fields[field])).map((field) => `${field}=${String(fields[field])}`);
+  return known.length === 0 ? null : known.join("|");
 }

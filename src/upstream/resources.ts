@@ -13,18 +13,21 @@ import {
 /**
  * Records as the upstream returns them (spec section 2). These schemas are the
  * single source of truth: the emulator serves exactly these shapes and the
- * client validates every record against them. Objects are loose so that
- * fields the upstream adds later are kept, not dropped.
+ * client reads every record against them (tolerantly: see tolerant.ts).
+ * Objects are loose so that fields the upstream adds later are kept, not
+ * dropped.
  *
- * Date-times that record an event which may not have happened yet
- * (`sent_on`, `email_opened_on`, `deletion_started_on`, `next_renewal_date`)
- * are read as nullable: the upstream sends null until the event occurs.
+ * Date-times are ISO 8601 in UTC (`Z`), as the spec says; other forms are read
+ * by tolerant reading as a deviation. Date-times that record an event which
+ * may not have happened yet (`sent_on`, `email_opened_on`,
+ * `deletion_started_on`) are read as nullable: the upstream sends null until
+ * the event occurs.
  */
 
 const INT32_MAX = 2_147_483_647;
 const INT32_MIN = -2_147_483_648;
 
-export const dateTime = z.iso.datetime({ offset: true });
+export const dateTime = z.iso.datetime();
 const int32 = z.number().int().min(INT32_MIN).max(INT32_MAX);
 const nonNegativeInt32 = z.number().int().min(0).max(INT32_MAX);
 const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, "must be HH:MM:SS on a 24-hour clock");
@@ -35,7 +38,7 @@ export const workspace = z.looseObject({
   subscription_plan: z.string(),
   name: z.string().max(300),
   credits_remaining: int32,
-  next_renewal_date: dateTime.nullable(),
+  next_renewal_date: dateTime,
   billing_period: billingPeriod,
   time_zone: z.string().max(100),
   total_emails_sent: nonNegativeInt32,
@@ -232,8 +235,11 @@ export type EmailOpenEvent = z.infer<typeof emailOpenEvent>;
 export const messageBody = z.looseObject({ message: z.string() });
 export type MessageBody = z.infer<typeof messageBody>;
 
-/** The `{data, total}` envelope of paginated listings; records stay raw so each is validated alone. */
+/**
+ * The `{data, total}` envelope of paginated listings; records stay raw so each
+ * is read alone. A total sent as a numeric string is read as its number.
+ */
 export const pageEnvelope = z.looseObject({
   data: z.array(z.unknown()),
-  total: z.number().int().min(0),
+  total: z.union([z.number().int().min(0), z.string().regex(/^\s*\d+\s*$/).transform(Number)]),
 });

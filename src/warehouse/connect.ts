@@ -1,10 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
-import { Kysely, PostgresDialect, sql } from "kysely";
-import { PGliteDialect } from "kysely-pglite-dialect";
+import { Kysely, PostgresDialect, sql, type KyselyConfig } from "kysely";
 import pg from "pg";
+import { addStageMs, stageTimingsEnabled } from "../stage-timings.ts";
 import type { Database } from "./database.ts";
+import { AdvisoryLocks, InProcessLocks, type RunLocks } from "./run-locks.ts";
 
 /**
  * Opens the warehouse: PostgreSQL when a URL is given, otherwise the embedded
@@ -17,6 +17,8 @@ export interface Warehouse {
   db: Kysely<Database>;
   schema: string;
   kind: "postgres" | "pglite";
+  /** One campaign synced by one process at a time (run-locks.ts). */
+  locks: RunLocks;
   destroy(): Promise<void>;
 }
 
@@ -24,6 +26,8 @@ export interface WarehouseSettings {
   databaseUrl: string | undefined;
   dataDir: string;
   schema: string;
+  /** Told when a connection to PostgreSQL breaks (a restart, a failover, a terminated backend). */
+  onConnectionError?: (error: Error) => void;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -46,16 +50,16 @@ const pgTypes = {
 } as pg.CustomTypesConfig;
 
 const pgliteParsers = {
-  [pgliteTypes.INT8]: (value: string) => Number(value),
-  [pgliteTypes.NUMERIC]: (value: string) => Number(value),
-  [pgliteTypes.DATE]: (value: string) => value,
+  [INT8_OID]: (value: string) => Number(value),
+  [NUMERIC_OID]: (value: string) => Number(value),
+  [DATE_OID]: (value: string) => value,
 };
 
 export async function openWarehouse(settings: WarehouseSettings): Promise<Warehouse> {
   if (!SCHEMA_NAME.test(settings.schema)) throw new Error(`warehouse schema "${settings.schema}" is not a lower-case SQL identifier`);
   return settings.databaseUrl === undefined
     ? openPglite(join(settings.dataDir, "pglite"), settings.schema)
-    : openPostgres(settings.databaseUrl, settings.schema);
+    : openPostgres(settings.databaseUrl, settings.schema, settings.onConnectionError ?? (() => undefined));
 }
 
 /**
@@ -67,28 +71,50 @@ export async function openWarehouse(settings: WarehouseSettings): Promise<Wareho
  */
 const SESSION_SETTINGS = "-c synchronous_commit=off";
 
-async function openPostgres(databaseUrl: string, schema: string): Promise<Warehouse> {
+async function openPostgres(databaseUrl: string, schema: string, onConnectionError: (error: Error) => void): Promise<Warehouse> {
   const pool = new pg.Pool({ connectionString: databaseUrl, options: `-c search_path=${schema} ${SESSION_SETTINGS}`, types: pgTypes });
-  // An idle client that loses its server is dropped by the pool and the next query
-  // reconnects; without a listener the event would crash the process.
-  pool.on("error", () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // A client that loses its server emits 'error': the pool listens on idle clients (and drops them, so
+  // the next query reconnects), but nothing listens on a client while it is checked out, and an
+  // unhandled 'error' event ends the process. The query in flight fails on its own (its transaction
+  // rolls back whole); a broken client is not queryable, so the pool replaces it.
+  pool.on("error", onConnectionError);
+  pool.on("connect", (client) => client.on("error", onConnectionError));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryTimings() });
   try {
     await ensureSchema(db, schema);
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  return { db, schema, kind: "postgres", destroy: () => db.destroy() };
+  return { db, schema, kind: "postgres", locks: new AdvisoryLocks(databaseUrl, schema, onConnectionError), destroy: () => db.destroy() };
 }
 
 async function openPglite(directory: string, schema: string): Promise<Warehouse> {
+  // Loaded only when the embedded warehouse is used: they are a third of a PostgreSQL user's start-up otherwise.
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([import("@electric-sql/pglite"), import("kysely-pglite-dialect")]);
   await mkdir(directory, { recursive: true });
   const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
   // PGlite is one session: setting search_path once covers every later query.
   await pglite.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema};`);
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, schema, kind: "pglite", destroy: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...queryTimings() });
+  return { db, schema, kind: "pglite", locks: new InProcessLocks(), destroy: () => db.destroy() };
+}
+
+/** The benchmark's database time: every query's duration as Kysely measures it; no hook at all otherwise. */
+function queryTimings(): Pick<KyselyConfig, "log"> {
+  return stageTimingsEnabled() ? { log: (event) => addStageMs("database", event.queryDurationMillis) } : {};
+}
+
+/** Whether PostgreSQL at `databaseUrl` accepts a connection and answers, on a connection of its own (the pool stays untouched). */
+export async function reachPostgres(databaseUrl: string, timeoutMs = 5_000): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, application_name: "coldsync-probe" });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Two processes may create the schema at once; IF NOT EXISTS alone does not settle that race in PostgreSQL. */

@@ -1,13 +1,4 @@
 import type { ColumnType, Generated, JSONColumnType } from "kysely";
-import type { z } from "zod";
-import type {
-  billingPeriod,
-  CampaignStatus,
-  EmailContentType,
-  ReplyClassification,
-  SchedulingStrategy,
-  SequenceLabel,
-} from "../upstream/enums.ts";
 
 /**
  * The warehouse as Kysely sees it (contract B; docs/warehouse.md describes
@@ -16,12 +7,20 @@ import type {
  *
  * Both backends read bigint and numeric as JS numbers (see connect.ts), so ids,
  * counts and rates are `number` here, and dates (`day`) as YYYY-MM-DD strings.
+ *
+ * Upstream fields outside the keys are nullable: a field that deviates from
+ * the spec and cannot be read is stored as NULL (migration 0005), and enums
+ * the upstream owns are plain text, since it may add values.
  */
 
-type BillingPeriod = z.infer<typeof billingPeriod>;
-
-/** Read as Date; written as a Date or an ISO 8601 string. */
+/**
+ * Read as Date; written as a Date or an ISO 8601 string. Upstream date-times
+ * are written as canonical instant text (src/upstream/instant.ts), which keeps
+ * their microseconds.
+ */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** When a copy was read; optional on insert, where the column's default ('-infinity') loses to any copy. */
+export type CopyObservedAt = ColumnType<Date, Date | string | undefined, Date | string>;
 
 /**
  * jsonb columns of synced tables hold any JSON value. They are written only
@@ -34,6 +33,11 @@ export type Json = unknown;
 export interface SyncedColumns {
   /** Upstream fields the spec does not know, merged key by key across sources. */
   _extra: Json | null;
+  /**
+   * Fields that deviated from the spec, per source (the stream that read the record), per dotted field
+   * path: `{reason, raw, first_seen_at}`. Null for a clean row. Merged by merge_field_issues().
+   */
+  _field_issues: Json | null;
   /** Last time a sync wrote the row (insert or an actual change). */
   _synced_at: Timestamp;
   _first_seen_at: Timestamp;
@@ -44,44 +48,44 @@ export interface SyncedColumns {
 export interface WorkspacesTable extends SyncedColumns {
   id: number;
   _account: string;
-  created_on: Timestamp;
-  subscription_plan: string;
-  name: string;
-  credits_remaining: number;
+  created_on: Timestamp | null;
+  subscription_plan: string | null;
+  name: string | null;
+  credits_remaining: number | null;
   next_renewal_date: Timestamp | null;
-  billing_period: BillingPeriod;
-  time_zone: string;
-  total_emails_sent: number;
-  total_replies_received: number;
+  billing_period: string | null;
+  time_zone: string | null;
+  total_emails_sent: number | null;
+  total_replies_received: number | null;
 }
 
 export interface DomainsTable extends SyncedColumns {
   id: number;
   _account: string;
-  workspace_id: number;
-  domain: string;
-  status: string;
-  created_on: Timestamp;
+  workspace_id: number | null;
+  domain: string | null;
+  status: string | null;
+  created_on: Timestamp | null;
   deletion_started_on: Timestamp | null;
-  setup_complete: boolean;
-  naming_strategy: string;
-  custom_name: string;
-  warmup_days_remaining: number;
-  redirect_subdomains_to: string;
-  warmup_active_days: number;
+  setup_complete: boolean | null;
+  naming_strategy: string | null;
+  custom_name: string | null;
+  warmup_days_remaining: number | null;
+  redirect_subdomains_to: string | null;
+  warmup_active_days: number | null;
 }
 
 export interface ContactListsTable extends SyncedColumns {
   uid: string;
   _account: string;
-  workspace_id: number;
-  name: string;
-  created_on: Timestamp;
-  status: string;
-  source: string;
+  workspace_id: number | null;
+  name: string | null;
+  created_on: Timestamp | null;
+  status: string | null;
+  source: string | null;
   available_columns: Json | null;
-  has_unsubscribe_column: boolean;
-  unsubscribe_column_name: string;
+  has_unsubscribe_column: boolean | null;
+  unsubscribe_column_name: string | null;
 }
 
 /**
@@ -91,10 +95,10 @@ export interface ContactListsTable extends SyncedColumns {
 export interface CampaignsTable extends SyncedColumns {
   uid: string;
   _account: string;
-  name: string;
+  name: string | null;
   workspace_id: number | null;
-  created_on: Timestamp;
-  status: CampaignStatus;
+  created_on: Timestamp | null;
+  status: string | null;
   scheduled_start_datetime: Timestamp | null;
   bounces: number | null;
   campaign_paused: boolean | null;
@@ -111,7 +115,7 @@ export interface CampaignsTable extends SyncedColumns {
   daily_email_limit: number | null;
   skip_days: Json | null;
   single_subject: boolean | null;
-  scheduling_strategy: SchedulingStrategy | null;
+  scheduling_strategy: string | null;
   /** time of day, HH:MM:SS */
   from_time: string | null;
   to_time: string | null;
@@ -128,6 +132,8 @@ export interface CampaignsTable extends SyncedColumns {
   skip_invalid_emails: boolean | null;
   forward_negative_emails: boolean | null;
   forward_netural_emails: boolean | null;
+  /** When the request whose answer last changed this row was sent; an older observation never overwrites it. */
+  _observed_at: Timestamp;
 }
 
 export interface CampaignSendingDomainsTable extends SyncedColumns {
@@ -146,26 +152,28 @@ export interface EmailSequencesTable extends SyncedColumns {
   score: number | null;
   verdict: string | null;
   suggestions: Json | null;
-  label: SequenceLabel | null;
+  label: string | null;
   blocked_reason: string | null;
   is_flagged_for_approval: boolean | null;
   block_approval: boolean | null;
-  email_content_type: EmailContentType | null;
+  email_content_type: string | null;
 }
 
 export interface LeadsTable extends SyncedColumns {
   uid: string;
   campaign_uid: string;
-  contact_id: number;
-  sender_email_address: string;
-  sender_name: string;
+  contact_id: number | null;
+  sender_email_address: string | null;
+  sender_name: string | null;
 }
 
 export interface ContactsTable extends SyncedColumns {
   id: number;
-  email_id: string;
-  bounced: boolean;
-  unsubscribed: boolean;
+  email_id: string | null;
+  bounced: boolean | null;
+  unsubscribed: boolean | null;
+  /** When the copy that last changed this row was read (a lead's contact, migrations/0008). */
+  _observed_at: CopyObservedAt;
 }
 
 export interface SchedulesTable extends SyncedColumns {
@@ -173,14 +181,16 @@ export interface SchedulesTable extends SyncedColumns {
   lead_uid: string;
   campaign_uid: string;
   /** email_data.id */
-  email_sequence_id: number;
-  status: string;
-  schedule_datetime: Timestamp;
+  email_sequence_id: number | null;
+  status: string | null;
+  schedule_datetime: Timestamp | null;
   sent_on: Timestamp | null;
-  reply_received: boolean;
-  email_opened: boolean;
+  reply_received: boolean | null;
+  email_opened: boolean | null;
   email_opened_on: Timestamp | null;
-  email_open_count: number;
+  email_open_count: number | null;
+  /** When the copy that last changed this row was read (a lead's schedule, migrations/0008). */
+  _observed_at: CopyObservedAt;
 }
 
 /** The listing (#13) brings mail_from and subject; a schedule's copy brings lead_uid. */
@@ -189,12 +199,12 @@ export interface RepliesTable extends SyncedColumns {
   campaign_uid: string;
   schedule_id: number;
   lead_uid: string | null;
-  body_plain_text: string;
-  body_html: string;
-  received_on: Timestamp;
+  body_plain_text: string | null;
+  body_html: string | null;
+  received_on: Timestamp | null;
   mail_from: string | null;
   subject: string | null;
-  reply_classification: ReplyClassification;
+  reply_classification: string | null;
 }
 
 /** Natural key (schedule_id, link, clicked_on); `id` is known only from a schedule's copy. */
@@ -219,7 +229,7 @@ export interface CampaignHistoryTable {
   campaign_uid: string;
   valid_from: Timestamp;
   valid_to: Timestamp | null;
-  status: CampaignStatus;
+  status: string | null;
   /** The flattened settings (name included) and `sending_domains`, as of valid_from. */
   settings: Json;
 }
@@ -228,11 +238,11 @@ export interface WorkspaceHistoryTable {
   workspace_id: number;
   valid_from: Timestamp;
   valid_to: Timestamp | null;
-  credits_remaining: number;
-  total_emails_sent: number;
-  total_replies_received: number;
-  subscription_plan: string;
-  billing_period: BillingPeriod;
+  credits_remaining: number | null;
+  total_emails_sent: number | null;
+  total_replies_received: number | null;
+  subscription_plan: string | null;
+  billing_period: string | null;
   next_renewal_date: Timestamp | null;
 }
 
@@ -240,10 +250,10 @@ export interface DomainHistoryTable {
   domain_id: number;
   valid_from: Timestamp;
   valid_to: Timestamp | null;
-  status: string;
-  setup_complete: boolean;
-  warmup_days_remaining: number;
-  warmup_active_days: number;
+  status: string | null;
+  setup_complete: boolean | null;
+  warmup_days_remaining: number | null;
+  warmup_active_days: number | null;
 }
 
 export interface SyncCheckpointsTable {
@@ -272,6 +282,10 @@ export interface SyncRunsTable {
   account: string;
   /** The campaign uid when the run was limited to one campaign. */
   scope: string | null;
+  /** For a campaign's run: which rhythm (`leads` or `events`); null for a run of everything. */
+  rhythm: "leads" | "events" | null;
+  /** The run lock its process holds while it runs: a `running` row whose lock nobody holds is abandoned. */
+  holder: string | null;
   trigger: RunTrigger;
   started_at: Timestamp;
   finished_at: Timestamp | null;
@@ -280,10 +294,19 @@ export interface SyncRunsTable {
   requests: ColumnType<number, number | undefined, number>;
   retries: ColumnType<number, number | undefined, number>;
   rejected: ColumnType<number, number | undefined, number>;
+  /** Records below a rejected one that could not be placed because it could not. */
+  skipped: ColumnType<number, number | undefined, number>;
+  /** Fields that deviated, counted per `table.field` (array positions as `*`). */
+  field_issues: JSONColumnType<Record<string, number>, string | undefined, string>;
   errors: JSONColumnType<unknown[], string | undefined, string>;
 }
 
-/** Written through recordRejected(), deduplicated by (account, stream, payload_sha256). */
+/**
+ * Records that could not be placed (a key field missing or unusable), written
+ * through recordRejected(): one row per (account, stream, identity), where the
+ * identity is the campaign plus the readable part of the key, or the payload's
+ * hash when nothing of the key could be read.
+ */
 export interface RejectedRecordsTable {
   id: Generated<number>;
   run_id: number | null;
@@ -293,16 +316,41 @@ export interface RejectedRecordsTable {
   reason: string;
   payload: Json;
   payload_sha256: string;
+  /** The key fields that could be read, `field=value|…`, or null. */
+  record_key: string | null;
+  /** For a rejected part of a record (a schedule without an id): the key of the record it came in. */
+  parent_key: string | null;
+  /** Records below it in the payload that could not be placed because it could not. */
+  skipped: number;
+  identity: string;
   first_seen_at: Timestamp;
   last_seen_at: Timestamp;
   times_seen: number;
+  /** Set when a complete read of its scope no longer met it (fixed or gone upstream); cleared if it comes back. */
+  resolved_at: Timestamp | null;
+}
+
+/** One row per verification (`coldsync verify`, or the worker's periodic one): the lines that were not ok. */
+export interface VerificationsTable {
+  id: Generated<number>;
+  account: string;
+  trigger: RunTrigger;
+  started_at: Timestamp;
+  finished_at: Timestamp;
+  /** Lines checked. */
+  checks: number;
+  /** Lines that were not ok. */
+  problems: number;
+  requests: number;
+  /** The lines that were not ok, as `coldsync verify --json` prints them. */
+  lines: JSONColumnType<unknown[], string, string>;
 }
 
 /** Views read as numbers; rates are NULL when their denominator is 0. */
 export interface CampaignFunnelView {
   campaign_uid: string;
   name: string;
-  status: CampaignStatus;
+  status: string;
   workspace_id: number | null;
   leads: number;
   emails_sent: number;
@@ -345,6 +393,34 @@ export interface SequenceStepPerformanceView {
   reply_rate: number | null;
 }
 
+/** One line per live row and deviating field (migration 0005). */
+export interface FieldIssuesView {
+  table_name: string;
+  /** The row's natural key as text (composite keys joined with "|"). */
+  record_key: string;
+  /** The stream that read the deviating value (a record read by two endpoints can deviate in each). */
+  source: string;
+  /** Dotted path inside the upstream record, e.g. `settings.daily_email_limit`. */
+  field: string;
+  reason: string;
+  raw_value: Json;
+  first_seen_at: Date;
+  /** The end of the latest run that met this kind of issue (table and field). */
+  last_seen_at: Date | null;
+}
+
+/** Per event: how long it took to reach the warehouse. */
+export interface EventFreshnessView {
+  stream: "replies" | "link_clicks" | "email_opens";
+  campaign_uid: string;
+  /** The event's own time: received_on, clicked_on, opened_on. */
+  happened_at: Date;
+  /** When the warehouse first held it (_first_seen_at). */
+  synced_at: Date;
+  /** synced_at - happened_at, as a PostgreSQL interval (read as text). */
+  lag: string;
+}
+
 /** One row per live schedule with its engagement flags; the funnel views build on it. */
 export interface ScheduleEngagementView {
   schedule_id: number;
@@ -377,7 +453,10 @@ export interface Database {
   sync_checkpoints: SyncCheckpointsTable;
   sync_runs: SyncRunsTable;
   rejected_records: RejectedRecordsTable;
+  verifications: VerificationsTable;
   schedule_engagement: ScheduleEngagementView;
+  field_issues: FieldIssuesView;
+  event_freshness: EventFreshnessView;
   campaign_funnel: CampaignFunnelView;
   engagement_daily: EngagementDailyView;
   sequence_step_performance: SequenceStepPerformanceView;

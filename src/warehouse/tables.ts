@@ -29,13 +29,14 @@ export const SYNCED_TABLES = Object.keys(NATURAL_KEYS) as SyncedTableName[];
 type SurrogateKey = "link_click_key" | "email_open_key";
 
 /**
- * One row as a source provides it: the business columns (and `_extra`), never
- * the bookkeeping timestamps or a surrogate key. Nullable columns are optional,
- * and a column left out is left alone by upsert().
+ * One row as a source provides it: the business columns, `_extra` and
+ * `_field_issues`, never the bookkeeping timestamps or a surrogate key.
+ * Nullable columns are optional, and a column left out is left alone by
+ * upsert(): that is how a field that could not be read overwrites nothing.
  */
 export type RowInput<T extends SyncedTableName> = Omit<
   Insertable<Database[T]>,
-  Exclude<keyof SyncedColumns, "_extra"> | SurrogateKey
+  Exclude<keyof SyncedColumns, "_extra" | "_field_issues"> | SurrogateKey
 >;
 
 export type NaturalKeyColumn<T extends SyncedTableName> = (typeof NATURAL_KEYS)[T][number];

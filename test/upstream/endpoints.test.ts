@@ -20,17 +20,23 @@ afterAll(async () => {
   await client.close();
 });
 
-async function all<T>(pages: AsyncGenerator<{ records: T[]; rejected: unknown[] }>): Promise<T[]> {
+/** The emulator serves clean records, so each one read is exactly its schema's type. */
+function clean<T>(record: { value: unknown; issues: readonly unknown[] }): T {
+  expect(record.issues).toEqual([]);
+  return record.value as T;
+}
+
+async function all<T>(pages: AsyncGenerator<{ records: { value: unknown; issues: readonly unknown[] }[]; rejected: unknown[] }>): Promise<T[]> {
   const records: T[] = [];
   for await (const page of pages) {
     expect(page.rejected).toEqual([]);
-    records.push(...page.records);
+    records.push(...page.records.map((record) => clean<T>(record)));
   }
   return records;
 }
 
 async function campaigns(): Promise<CampaignListItem[]> {
-  return all(client.pages("campaigns", {}));
+  return all<CampaignListItem>(client.pages("campaigns", {}));
 }
 
 /** Distinct email sequences the campaign's schedules point at. */
@@ -87,18 +93,18 @@ describe("reads", () => {
     const enveloped = await client.listWorkspaces();
     emulator().settings.workspaces = "bare";
 
-    expect(sorted(bare.records.map((workspace) => String(workspace.id)))).toEqual(truth);
+    expect(sorted(bare.records.map((workspace) => String(workspace.value.id)))).toEqual(truth);
     expect(enveloped.records).toEqual(bare.records);
   });
 
   it("filters workspace listings by workspace_id and pages with an explicit limit", async () => {
-    const { records: workspaces } = await client.listWorkspaces();
+    const workspaces = (await client.listWorkspaces()).records.map((record) => record.value);
     expect(workspaces.length).toBeGreaterThan(0);
     const perWorkspace = await Promise.all(
       workspaces.map(async (workspace) => {
-        const domains = await all(client.pages("domains", { workspaceId: workspace.id }));
-        const lists = await all(client.pages("contact_lists", { workspaceId: workspace.id }));
-        const items = await all(client.pages("campaigns", { workspaceId: workspace.id }));
+        const domains = await all<{ workspace_id: number }>(client.pages("domains", { workspaceId: workspace.id }));
+        const lists = await all<{ workspace_id: number }>(client.pages("contact_lists", { workspaceId: workspace.id }));
+        const items = await all<{ workspace_id: number }>(client.pages("campaigns", { workspaceId: workspace.id }));
         // The seed gives every workspace sending domains and contact lists; its campaigns may all sit elsewhere.
         expect(domains.length).toBeGreaterThan(0);
         expect(lists.length).toBeGreaterThan(0);
@@ -116,23 +122,23 @@ describe("reads", () => {
   it("gets a campaign, a lead and an email sequence as the listings show them", async () => {
     const running = (await campaigns()).find((item) => item.status === "running");
     if (!running) throw new Error("the seed has no running campaign");
-    const leads = await all(client.pages("leads", { campaignUid: running.uid }));
+    const leads = await all<Lead>(client.pages("leads", { campaignUid: running.uid }));
     const [first] = leads;
     if (!first) throw new Error("the running campaign has no leads");
     const [sequenceId] = sequenceIdsOf(leads);
 
-    const campaign = await client.getCampaign(running.uid);
-    const lead = await client.getLead(first.uid);
-    const sequence = await client.getEmailSequence(sequenceId ?? -1);
-    const replies = await client.listReplies(running.uid);
+    const campaign = clean<Campaign>((await client.getCampaign(running.uid)).record);
+    const lead = clean<Lead>((await client.getLead(first.uid)).record);
+    const sequence = clean<{ id: number }>((await client.getEmailSequence(sequenceId ?? -1)).record);
+    const replies = (await client.listReplies(running.uid)).records.map((record) => clean<{ schedule_id: number }>(record));
 
     expect(campaign).toMatchObject({ uid: running.uid, status: "running", workspace_id: running.workspace_id });
     expect(campaign.settings.name).toBe(running.name);
     expect(lead).toEqual(first);
     expect(sequence.id).toBe(sequenceId);
     const scheduleIds = new Set(leads.flatMap((record) => record.schedules.map((schedule) => schedule.id)));
-    expect(replies.records.length).toBeGreaterThan(0);
-    for (const reply of replies.records) expect(scheduleIds.has(reply.schedule_id)).toBe(true);
+    expect(replies.length).toBeGreaterThan(0);
+    for (const reply of replies) expect(scheduleIds.has(reply.schedule_id)).toBe(true);
   });
 });
 
@@ -142,7 +148,7 @@ describe("writes", () => {
 
   beforeAll(async () => {
     for (const item of (await campaigns()).filter((candidate) => candidate.status === "created")) {
-      const count = sequenceIdsOf(await all(client.pages("leads", { campaignUid: item.uid }))).size;
+      const count = sequenceIdsOf(await all<Lead>(client.pages("leads", { campaignUid: item.uid }))).size;
       if (count >= 1) {
         uid = item.uid;
         sequences = count;
@@ -156,20 +162,20 @@ describe("writes", () => {
     const created = await client.createEmailSequence(uid, { order: 9, subject: "One more thing", body: "<p>Hello again</p>", next_message_days: 3 });
 
     expect(created).toMatchObject({ order: 9, subject: "One more thing", next_message_days: 3, email_content_type: "text/html" });
-    expect(await client.getEmailSequence(created.id)).toEqual(created);
+    expect((await client.getEmailSequence(created.id)).record.value).toEqual(created);
     expect(await client.deleteEmailSequence(created.id)).toEqual(expect.any(String));
     const gone = await rejectionOf(client.getEmailSequence(created.id));
     expect(gone).toMatchObject({ status: 404, retryable: false, attempts: 1 });
   });
 
   it("updates a created campaign's settings", async () => {
-    const before = await client.getCampaign(uid);
+    const before = clean<Campaign>((await client.getCampaign(uid)).record);
     const data = updateDataFor(before, sequences);
 
     const updated = await client.updateCampaign(uid, data);
 
     expect(updated.settings).toMatchObject({ name: data.name, daily_email_limit: 37, time_zone: "Europe/Berlin", from_time: "08:00:00" });
-    expect(await client.getCampaign(uid)).toEqual(updated);
+    expect((await client.getCampaign(uid)).record.value).toEqual(updated);
   });
 
   it("starts, pauses, resumes and cancels the campaign", async () => {
@@ -181,7 +187,7 @@ describe("writes", () => {
     ];
     for (const [operation, act, status] of steps) {
       expect(await act(), operation).toEqual(expect.any(String));
-      expect((await client.getCampaign(uid)).status, operation).toBe(status);
+      expect((await client.getCampaign(uid)).record.value.status, operation).toBe(status);
     }
   });
 });

@@ -6,9 +6,9 @@ import { sorted, walkAccount, type AccountWalk, type Entity } from "./walk.ts";
 
 /**
  * A full walk of a seeded account while the emulator answers 5xx, 429, HTML
- * pages, cut bodies and slow answers, and inserts records between page
- * requests, in shuffled order: the client must still see exactly what the
- * emulator holds.
+ * pages, cut bodies, slow answers and empty pages, and inserts and deletes
+ * records between page requests, in shuffled order: the client must still see
+ * exactly what the emulator holds.
  */
 
 const KEY = "client-hostile-5d21c7";
@@ -50,11 +50,13 @@ describe("a full walk under hostile faults", () => {
     expect(retryErrors.some((error) => /5\d\d/.test(error))).toBe(true);
   });
 
-  it("sees exactly the records the emulator holds, each once in the settled readings, nothing that it does not", () => {
+  it("sees exactly the records the emulator holds, each once, in the settled readings", () => {
     const truth = emulator().truth(KEY);
     for (const entity of Object.keys(walk.settled) as Entity[]) {
       expect(sorted(walk.settled[entity]), `${entity} settled`).toEqual(sorted(truth.keys[entity]));
-      expect(sorted(walk.everSeen[entity]), `${entity} ever seen`).toEqual(sorted(truth.keys[entity]));
+      // Records deleted upstream during the walk may have been seen before they went; none held was missed.
+      const seen = walk.everSeen[entity];
+      expect(truth.keys[entity].filter((key) => !seen.has(key)), `${entity} never seen`).toEqual([]);
     }
     expect(walk.rejected).toBe(0);
   });

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { InvalidRecordError, UpstreamClient, UpstreamError, type RejectedRecord } from "../../src/upstream/client.ts";
+import { InvalidRecordError, UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
+import { contactList, emailSequence } from "../../src/upstream/resources.ts";
+import { readTolerant } from "../../src/upstream/tolerant.ts";
 import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
 
 const KEY = "parsing-test-key";
@@ -19,49 +21,63 @@ afterEach(async () => {
   server = undefined;
 });
 
-function clientFor(url: string, rejected: RejectedRecord[] = []): UpstreamClient {
-  client = new UpstreamClient({
-    baseUrl: url,
-    apiKey: KEY,
-    requestsPerSecond: 1000,
-    retryBaseMs: 1,
-    retryCapMs: 5,
-    hooks: { onRejected: (record) => rejected.push(record) },
-  });
+function clientFor(url: string): UpstreamClient {
+  client = new UpstreamClient({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, retryBaseMs: 1, retryCapMs: 5 });
   return client;
 }
 
 describe("tolerant parsing", () => {
-  it("rejects the one invalid record of a page and accepts the rest, keeping unknown fields", async () => {
-    const bad = { uid: "c2", name: 42, workspace_id: "one", created_on: "yesterday", status: "running" };
-    server = await startLocalServer((_request, response) => sendJson(response, 200, { data: [campaignItem("c1"), bad, campaignItem("c3")], total: 3 }));
-    const hooked: RejectedRecord[] = [];
-    const page = await clientFor(server.url, hooked).page("campaigns", { offset: 0 });
+  it("names a field left out even where its schema takes any JSON value, and keeps a null there as data", () => {
+    const list = { uid: "cl_1", workspace_id: 1, name: "List", created_on: "2026-01-02T03:04:05Z", status: "ready", source: "api", has_unsubscribe_column: false, unsubscribe_column_name: "" };
+    const missing = readTolerant(contactList, list);
+    expect(missing.issues).toEqual([{ path: "available_columns", reason: "missing", raw: null }]);
+    expect(missing.value).toMatchObject({ uid: "cl_1", available_columns: null });
+    expect(readTolerant(contactList, { ...list, available_columns: null }).issues).toEqual([]);
+    expect(readTolerant(contactList, { ...list, available_columns: ["email"] }).issues).toEqual([]);
+    const sequence = { id: 1, subject: "s", body: "b", order: 1, next_message_days: 0, score: 1, verdict: "good", label: "passed", blocked_reason: "", is_flagged_for_approval: false, block_approval: false, email_content_type: "text/plain" };
+    expect(readTolerant(emailSequence, { ...sequence, order: "1" }).issues.map((issue) => issue.path)).toEqual(["order", "suggestions"]);
+  });
 
-    expect(page.records.map((record) => record.uid)).toEqual(["c1", "c3"]);
-    expect(page.records[0]).toMatchObject({ brand_new_field: { kept: true } });
-    expect(page).toMatchObject({ total: 3, offset: 0, limit: 100 });
-    expect(page.rejected).toHaveLength(1);
-    const [rejected] = page.rejected;
-    expect(rejected?.stream).toBe("campaigns");
-    expect(rejected?.payload).toEqual(bad);
-    expect(rejected?.reason).toMatch(/name: .*; workspace_id: .*; created_on: /);
-    expect(rejected?.reason).not.toContain("\n");
-    expect(hooked).toEqual(page.rejected);
+
+  it("keeps a record whose other fields deviate, naming each, and rejects only the record without a usable key", async () => {
+    const deviating = { uid: "c2", name: 42, workspace_id: "7", created_on: "yesterday", status: "sleeping" };
+    const keyless = { name: "no uid", workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
+    server = await startLocalServer((_request, response) =>
+      sendJson(response, 200, { data: [campaignItem("c1"), deviating, keyless, campaignItem("c3")], total: 4 }),
+    );
+    const page = await clientFor(server.url).page("campaigns", { offset: 0 });
+
+    expect(page.records.map((record) => record.value.uid)).toEqual(["c1", "c2", "c3"]);
+    expect(page.records[0]).toMatchObject({ value: { brand_new_field: { kept: true } }, issues: [] });
+    expect(page.records[1]?.value).toMatchObject({ uid: "c2", name: null, workspace_id: 7, created_on: null, status: "sleeping" });
+    expect(page.records[1]?.issues).toEqual([
+      { path: "name", reason: "expected a string, got a number", raw: 42 },
+      { path: "workspace_id", reason: "integer sent as a string; read as 7", raw: "7" },
+      { path: "created_on", reason: "not an ISO 8601 date-time; not stored", raw: "yesterday" },
+      { path: "status", reason: expect.stringMatching(/^not one of the documented values \(creating, .*\); kept as text$/), raw: "sleeping" },
+    ]);
+    expect(page).toMatchObject({ total: 4, offset: 0, limit: 100 });
+    expect(page.rejected).toEqual([
+      { stream: "campaigns", payload: keyless, recordKey: null, reason: "uid: missing (a key field, so the record cannot be placed)" },
+    ]);
     expect(server.requests).toEqual([`GET ${PATHS.campaigns}?limit=100&offset=0`]);
   });
 
-  it("turns a single record that fails its schema into an InvalidRecordError, without retrying", async () => {
-    server = await startLocalServer((_request, response) => sendJson(response, 200, { uid: "c1", status: "sleeping" }));
-    const hooked: RejectedRecord[] = [];
-    const error = await rejectionOf(clientFor(server.url, hooked).getCampaign("c1"));
+  it("reads a single record that deviates, and turns one without a usable key into an InvalidRecordError, without retrying", async () => {
+    server = await startLocalServer((_request, response, index) =>
+      sendJson(response, 200, index === 0 ? { uid: "c1", status: "sleeping" } : { uid: "", status: "running" }),
+    );
+    const upstream = clientFor(server.url);
+    const { record } = await upstream.getCampaign("c1");
+    expect(record.value).toMatchObject({ uid: "c1", status: "sleeping", settings: null, created_on: null });
+    expect(record.issues.map((issue) => issue.path)).toContain("settings");
 
+    const error = await rejectionOf(upstream.getCampaign("c1"));
     expect(error).toBeInstanceOf(InvalidRecordError);
     const invalid = error as InvalidRecordError;
     expect(invalid).toMatchObject({ retryable: false, status: 200, endpoint: PATHS.campaign, method: "GET", attempts: 1 });
-    expect(invalid.rejected).toMatchObject({ stream: "campaigns", payload: { uid: "c1", status: "sleeping" } });
-    expect(hooked).toEqual([invalid.rejected]);
-    expect(server.requests).toEqual([`GET ${PATHS.campaign}?campaign_uid=c1`]);
+    expect(invalid.rejected).toMatchObject({ stream: "campaign_detail", payload: { uid: "", status: "running" }, reason: "uid: empty (a key field, so the record cannot be placed)" });
+    expect(server.requests).toEqual([`GET ${PATHS.campaign}?campaign_uid=c1`, `GET ${PATHS.campaign}?campaign_uid=c1`]);
   });
 
   it("accepts workspaces as a bare array and as an envelope", async () => {
@@ -85,8 +101,8 @@ describe("tolerant parsing", () => {
     const bare = await upstream.listWorkspaces();
     const enveloped = await upstream.listWorkspaces();
 
-    expect(bare.records.map((record) => record.id)).toEqual([7]);
-    expect(enveloped.records.map((record) => record.id)).toEqual([7]);
+    expect(bare.records.map((record) => record.value.id)).toEqual([7]);
+    expect(enveloped.records.map((record) => record.value.id)).toEqual([7]);
     expect(enveloped.rejected.map((record) => record.stream)).toEqual(["workspaces"]);
   });
 
@@ -105,7 +121,7 @@ describe("tolerant parsing", () => {
 
     const page = await upstream.page("campaigns", { offset: 0 });
 
-    expect(page.records.map((record) => record.uid)).toEqual(["c1"]);
+    expect(page.records.map((record) => record.value.uid)).toEqual(["c1"]);
     expect(upstream.stats).toEqual({ requests: 4, retries: 3 });
   });
 
@@ -145,7 +161,7 @@ describe("tolerant parsing", () => {
     expect(upstream.stats).toEqual({ requests: 3, retries: 2 });
   });
 
-  it("walks pages until the offset reaches the total, one page per request", async () => {
+  it("walks pages until a page falls short of the limit at the total, one page per request", async () => {
     const all = Array.from({ length: 5 }, (_, index) => campaignItem(`c${index}`));
     server = await startLocalServer((request, response) => {
       const query = new URL(request.url ?? "/", "http://x").searchParams;
@@ -156,12 +172,14 @@ describe("tolerant parsing", () => {
     client = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, pageSize: 2 });
 
     const seen: string[] = [];
-    for await (const page of client.pages("campaigns", { workspaceId: 3, startOffset: 1 })) seen.push(...page.records.map((record) => record.uid));
+    for await (const page of client.pages("campaigns", { workspaceId: 3, startOffset: 1 })) seen.push(...page.records.map((record) => record.value.uid));
 
     expect(seen).toEqual(["c1", "c2", "c3", "c4"]);
+    // The last page was full, so only the empty one after it shows the listing ended.
     expect(server.requests).toEqual([
       `GET ${PATHS.campaigns}?workspace_id=3&limit=2&offset=1`,
       `GET ${PATHS.campaigns}?workspace_id=3&limit=2&offset=3`,
+      `GET ${PATHS.campaigns}?workspace_id=3&limit=2&offset=5`,
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import type { PagedResource, PagesQuery, RecordOf, UpstreamClient } from "../../src/upstream/client.ts";
+import { UpstreamError, type PagedResource, type PagesQuery, type RecordOf, type UpstreamClient } from "../../src/upstream/client.ts";
 
 /**
  * Reads every listing of an account through the client, the way a sync does,
@@ -22,6 +22,8 @@ interface Reading {
 interface Listing {
   label: string;
   entity: Entity;
+  /** The campaign whose listing this is; when one of a campaign's listings moved, all of them are read again. */
+  campaignUid?: string;
   read(client: UpstreamClient): Promise<Reading>;
 }
 
@@ -39,15 +41,24 @@ function paged<R extends PagedResource>(resource: R, query: PagesQuery, keyOf: (
   return {
     label: query.campaignUid === undefined ? resource : `${resource} ${query.campaignUid}`,
     entity: resource,
+    ...(query.campaignUid === undefined ? {} : { campaignUid: query.campaignUid }),
     async read(client) {
       const reading: Reading = { keys: [], moved: false, rejected: 0 };
       let total: number | undefined;
-      for await (const page of client.pages(resource, query)) {
-        if (total !== undefined && page.total !== total) reading.moved = true;
-        total = page.total;
-        reading.rejected += page.rejected.length;
-        reading.keys.push(...page.records.map(keyOf));
+      try {
+        for await (const page of client.pages(resource, query)) {
+          if (total !== undefined && page.total !== total) reading.moved = true;
+          total = page.total;
+          reading.rejected += page.rejected.length;
+          reading.keys.push(...page.records.map((record) => keyOf(record.value)));
+        }
+      } catch (error) {
+        // A campaign deleted upstream while it was being read has nothing left to list.
+        if (query.campaignUid !== undefined && error instanceof UpstreamError && error.status === 404) return { keys: [], moved: false, rejected: 0 };
+        throw error;
       }
+      // A reading that holds more or fewer distinct keys than the total met a listing that moved under it.
+      if (total !== undefined && new Set(reading.keys).size + reading.rejected !== total) reading.moved = true;
       return reading;
     },
   };
@@ -58,7 +69,7 @@ const workspaces: Listing = {
   entity: "workspaces",
   async read(client) {
     const { records, rejected } = await client.listWorkspaces();
-    return { keys: records.map((workspace) => String(workspace.id)), moved: false, rejected: rejected.length };
+    return { keys: records.map((workspace) => String(workspace.value.id)), moved: false, rejected: rejected.length };
   },
 };
 
@@ -66,9 +77,10 @@ function replies(campaignUid: string): Listing {
   return {
     label: `replies ${campaignUid}`,
     entity: "replies",
+    campaignUid,
     async read(client) {
       const { records, rejected } = await client.listReplies(campaignUid);
-      return { keys: records.map((reply) => String(reply.id)), moved: false, rejected: rejected.length };
+      return { keys: records.map((reply) => String(reply.value.id)), moved: false, rejected: rejected.length };
     },
   };
 }
@@ -100,21 +112,23 @@ export async function walkAccount(client: UpstreamClient, maxRounds = 10): Promi
     if (round > maxRounds) throw new Error(`listings still moving after ${maxRounds} rounds: ${pending.map((listing) => listing.label).join(", ")}`);
     // Listings are read side by side, as the sync does; the client's own concurrency bounds what is in flight.
     const readings = await Promise.all(pending.map((listing) => listing.read(client)));
-    const next: Listing[] = [];
+    const next = new Map<string, Listing>();
     readings.forEach((reading, index) => {
       const listing = pending[index] as Listing;
       latest.set(listing.label, { entity: listing.entity, keys: reading.keys });
       for (const key of reading.keys) everSeen[listing.entity].add(key);
       rejected += reading.rejected;
-      if (reading.moved) next.push(listing);
+      if (!reading.moved) return;
+      // A lead deleted upstream takes its replies and events with it: every listing of its campaign is stale.
+      for (const stale of listing.campaignUid === undefined ? [listing] : listingsOf(listing.campaignUid)) next.set(stale.label, stale);
     });
-    rewalks += next.length;
+    rewalks += next.size;
     for (const campaignUid of everSeen.campaigns) {
       if (campaignsWalked.has(campaignUid)) continue;
       campaignsWalked.add(campaignUid);
-      next.push(...listingsOf(campaignUid));
+      for (const listing of listingsOf(campaignUid)) next.set(listing.label, listing);
     }
-    pending = next;
+    pending = [...next.values()];
   }
   const settled = emptyKeys();
   for (const { entity, keys } of latest.values()) settled[entity].push(...keys);

@@ -61,21 +61,56 @@ describe.each(backends)("history triggers on $name", (backend) => {
     expect(rows.map((row) => (row.settings as { sending_domains: number[] }).sending_domains)).toEqual([[], [1, 2], [2]]);
   });
 
-  it("give two changes in one transaction distinct, chained rows", async () => {
+  it("record one state per transaction, the one it ends with, dated by its observation (issue 16, scenario 5)", async () => {
+    const observed = new Date("2024-03-01T11:59:00Z");
     await warehouse().db.transaction().execute(async (trx) => {
-      await upsert(trx, "campaigns", [campaignListingRow("a")], T1);
-      await upsert(trx, "campaigns", [campaignListingRow("a", { status: "paused" })], T1);
-      await upsert(trx, "campaigns", [campaignListingRow("a", { status: "running" })], T1);
+      await upsert(trx, "campaigns", [campaignListingRow("a", { _observed_at: observed })], T1);
+      await upsert(trx, "campaigns", [campaignListingRow("a", { status: "paused", _observed_at: observed })], T1);
+      await upsert(trx, "campaigns", [campaignListingRow("a", { status: "running", _observed_at: observed })], T1);
     });
     const rows = await campaignHistory();
-    expect(rows.map((row) => row.status)).toEqual(["running", "paused", "running"]);
-    // Compared in PostgreSQL: the stamps may lie microseconds apart, below a JavaScript Date's millisecond.
-    const chain = await sql<{ distinct_starts: number; chained: number }>`
-      SELECT count(DISTINCT valid_from)::int AS distinct_starts,
-             count(*) FILTER (WHERE valid_to = (SELECT min(later.valid_from) FROM campaign_history later
-                                                 WHERE later.campaign_uid = h.campaign_uid AND later.valid_from > h.valid_from))::int AS chained
-        FROM campaign_history h WHERE campaign_uid = 'a'`.execute(warehouse().db);
-    expect(chain.rows[0]).toEqual({ distinct_starts: 3, chained: 2 });
+    expect(rows.map((row) => [row.status, row.valid_from])).toEqual([["running", observed]]);
+  });
+
+  it("record a detail write that changes the status and the sending domains as one state, not its steps", async () => {
+    const { db } = warehouse();
+    const first = new Date("2024-03-01T11:00:00Z");
+    await db.transaction().execute(async (trx) => {
+      await upsert(trx, "campaigns", [campaignDetailRow("a", { _observed_at: first })], T1);
+      await upsert(trx, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 5 }], T1);
+    });
+    const second = new Date("2024-03-01T12:30:00Z");
+    await db.transaction().execute(async (trx) => {
+      await upsert(trx, "campaigns", [campaignDetailRow("a", { status: "paused", _observed_at: second })], T2);
+      await upsert(trx, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 6 }], T2);
+      await markDeleted(trx, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 6 }], T2);
+    });
+    const rows = await campaignHistory();
+    expect(rows.map((row) => [row.status, (row.settings as { sending_domains: number[] }).sending_domains, row.valid_from])).toEqual([
+      ["running", [5], first],
+      ["paused", [6], second],
+    ]);
+  });
+
+  it("never let an older observation overwrite a newer one, nor record it", async () => {
+    const { db } = warehouse();
+    const listingFetched = new Date("2024-03-01T12:00:00Z");
+    const detailFetched = new Date("2024-03-01T12:00:05Z");
+    // The detail, fetched after the listing, commits first; the listing's page commits later with what it saw earlier.
+    await upsert(db, "campaigns", [campaignDetailRow("a", { status: "paused", _observed_at: detailFetched })], T2);
+    const written = await upsert(db, "campaigns", [campaignListingRow("a", { status: "running", _observed_at: listingFetched })], T3);
+    expect(written).toEqual({ inserted: 0, updated: 0 });
+    const row = await db.selectFrom("campaigns").select(["status", "_observed_at", "_synced_at"]).where("uid", "=", "a").executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: "paused", _observed_at: detailFetched, _synced_at: T2 });
+    expect((await campaignHistory()).map((history) => history.status)).toEqual(["paused"]);
+
+    // A newer observation that changes nothing moves _observed_at, not _synced_at.
+    const later = new Date("2024-03-01T13:00:00Z");
+    expect(await upsert(db, "campaigns", [campaignDetailRow("a", { status: "paused", _observed_at: later })], T3)).toEqual({ inserted: 0, updated: 0 });
+    expect(await db.selectFrom("campaigns").select(["_observed_at", "_synced_at"]).where("uid", "=", "a").executeTakeFirstOrThrow()).toEqual({
+      _observed_at: later,
+      _synced_at: T2,
+    });
   });
 
   it("record a workspace's credits and counters, not its other fields", async () => {

@@ -24,6 +24,10 @@ describe("coldsync migrate", () => {
       "applied 0002_sync_state (schema bi)",
       "applied 0003_history (schema bi)",
       "applied 0004_views (schema bi)",
+      "applied 0005_tolerant_ingestion (schema bi)",
+      "applied 0006_verifications (schema bi)",
+      "applied 0007_rhythms_and_freshness (schema bi)",
+      "applied 0008_lead_copies (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });

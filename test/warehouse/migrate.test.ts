@@ -7,7 +7,7 @@ import { useBackends } from "./backends.ts";
 
 const backends = useBackends("migrate");
 
-const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views"];
+const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views", "0005_tolerant_ingestion", "0006_verifications", "0007_rhythms_and_freshness", "0008_lead_copies"];
 
 /** A table's column list that the compiler holds to be exactly the keys of its Database type. */
 function columns<T>() {
@@ -16,7 +16,7 @@ function columns<T>() {
   ): readonly string[] => names;
 }
 
-const BOOKKEEPING = ["_extra", "_synced_at", "_first_seen_at", "_deleted_at"] as const;
+const BOOKKEEPING = ["_extra", "_field_issues", "_synced_at", "_first_seen_at", "_deleted_at"] as const;
 
 /** Contract B: every table and view by name, with its columns and primary key (views have none). */
 const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: readonly string[] | null } } = {
@@ -50,7 +50,7 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
       "reply_to_address", "daily_email_limit", "skip_days", "single_subject", "scheduling_strategy", "from_time",
       "to_time", "time_zone", "add_unsub_link", "unsub_link_type", "custom_unsub_text", "click_tracking_enabled",
       "open_tracking_enabled", "skip_dangerous_emails", "skip_disposable_emails", "skip_catchall_emails",
-      "skip_full_inbox_emails", "skip_invalid_emails", "forward_negative_emails", "forward_netural_emails", ...BOOKKEEPING,
+      "skip_full_inbox_emails", "skip_invalid_emails", "forward_negative_emails", "forward_netural_emails", "_observed_at", ...BOOKKEEPING,
     ]),
   },
   campaign_sending_domains: {
@@ -70,13 +70,13 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
   },
   contacts: {
     key: ["id"],
-    columns: columns<Database["contacts"]>()(["id", "email_id", "bounced", "unsubscribed", ...BOOKKEEPING]),
+    columns: columns<Database["contacts"]>()(["id", "email_id", "bounced", "unsubscribed", ...BOOKKEEPING, "_observed_at"]),
   },
   schedules: {
     key: ["id"],
     columns: columns<Database["schedules"]>()([
       "id", "lead_uid", "campaign_uid", "email_sequence_id", "status", "schedule_datetime", "sent_on", "reply_received",
-      "email_opened", "email_opened_on", "email_open_count", ...BOOKKEEPING,
+      "email_opened", "email_opened_on", "email_open_count", ...BOOKKEEPING, "_observed_at",
     ]),
   },
   replies: {
@@ -121,13 +121,21 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
   sync_runs: {
     key: ["id"],
     columns: columns<Database["sync_runs"]>()([
-      "id", "account", "scope", "trigger", "started_at", "finished_at", "outcome", "counts", "requests", "retries", "rejected", "errors",
+      "id", "account", "scope", "rhythm", "holder", "trigger", "started_at", "finished_at", "outcome", "counts", "requests", "retries", "rejected", "skipped",
+      "field_issues", "errors",
     ]),
   },
   rejected_records: {
     key: ["id"],
     columns: columns<Database["rejected_records"]>()([
-      "id", "run_id", "account", "stream", "campaign_uid", "reason", "payload", "payload_sha256", "first_seen_at", "last_seen_at", "times_seen",
+      "id", "run_id", "account", "stream", "campaign_uid", "reason", "payload", "payload_sha256", "record_key", "parent_key", "skipped",
+      "identity", "first_seen_at", "last_seen_at", "times_seen", "resolved_at",
+    ]),
+  },
+  verifications: {
+    key: ["id"],
+    columns: columns<Database["verifications"]>()([
+      "id", "account", "trigger", "started_at", "finished_at", "checks", "problems", "requests", "lines",
     ]),
   },
   schedule_engagement: {
@@ -147,6 +155,16 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
   engagement_daily: {
     key: null,
     columns: columns<Database["engagement_daily"]>()(["campaign_uid", "day", "sends", "opens", "clicks", "replies"]),
+  },
+  field_issues: {
+    key: null,
+    columns: columns<Database["field_issues"]>()([
+      "table_name", "record_key", "source", "field", "reason", "raw_value", "first_seen_at", "last_seen_at",
+    ]),
+  },
+  event_freshness: {
+    key: null,
+    columns: columns<Database["event_freshness"]>()(["stream", "campaign_uid", "happened_at", "synced_at", "lag"]),
   },
   sequence_step_performance: {
     key: null,

@@ -51,6 +51,7 @@ export function campaignListingRow(uid: string, changes: Partial<RowInput<"campa
     workspace_id: 1,
     created_on: new Date("2024-02-01T08:00:00Z"),
     status: "running",
+    _observed_at: new Date("2024-02-03T08:00:00Z"),
     ...changes,
   };
 }

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { SYNCED_TABLES, type RowInput } from "../../src/warehouse/tables.ts";
-import { markDeleted, recordRejected, upsert } from "../../src/warehouse/upsert.ts";
+import { markDeleted, recordRejected, upsert, type RejectedRecordInput } from "../../src/warehouse/upsert.ts";
 import { useBackends, useMigratedWarehouse } from "./backends.ts";
 import {
   campaignDetailRow,
@@ -11,6 +11,7 @@ import {
   emailSequenceRow,
   leadRow,
   listedReplyRow,
+  scheduleRow,
 } from "./rows.ts";
 
 const backends = useBackends("upsert");
@@ -18,6 +19,7 @@ const backends = useBackends("upsert");
 const T1 = new Date("2024-03-01T12:00:00Z");
 const T2 = new Date("2024-03-01T13:00:00Z");
 const T3 = new Date("2024-03-01T14:00:00Z");
+const T4 = new Date("2024-03-01T15:00:00Z");
 
 /** The physical identity of each lead row: a new tuple gets a new ctid and xmin. */
 async function tuples(warehouse: Warehouse): Promise<Record<string, string>> {
@@ -102,10 +104,46 @@ describe.each(backends)("upsert on $name", (backend) => {
     expect(await upsert(db, "link_clicks", batch, T1)).toEqual({ inserted: 1, updated: 0 });
   });
 
-  it("rejects batches whose rows disagree on columns, lack their key, or carry bookkeeping columns", async () => {
+  it("writes rows that carry different columns, leaving each row's absent columns alone", async () => {
     const { db } = warehouse();
-    const mixed = [contactRow(1), { id: 2, email_id: "x@example.com", bounced: false, unsubscribed: false }];
-    await expect(upsert(db, "contacts", mixed, T1)).rejects.toThrow(/same columns/);
+    await upsert(db, "contacts", [contactRow(1), contactRow(2)], T1);
+    // Row 2's email could not be read this time: the column is left out, not nulled.
+    const mixed = [contactRow(1, { bounced: true }), { id: 2, bounced: true, unsubscribed: false, _extra: null }, { id: 3, bounced: false, unsubscribed: false, _extra: null }];
+    expect(await upsert(db, "contacts", mixed, T2)).toEqual({ inserted: 1, updated: 2 });
+    const rows = await db.selectFrom("contacts").select(["id", "email_id", "bounced"]).orderBy("id").execute();
+    expect(rows).toEqual([
+      { id: 1, email_id: contactRow(1).email_id, bounced: true },
+      { id: 2, email_id: contactRow(2).email_id, bounced: true },
+      { id: 3, email_id: null, bounced: false },
+    ]);
+  });
+
+  it("lets the newest copy of a schedule or contact decide, in both directions, and never an older one", async () => {
+    const { db } = warehouse();
+    const lead = { uid: "lead-1", campaign_uid: "c1" };
+    const sent = new Date("2024-03-02T09:00:00Z");
+    const happened = { reply_received: true, email_opened: true, email_open_count: 3, sent_on: sent, email_opened_on: sent };
+    const before = { reply_received: false, email_opened: false, email_open_count: 0, sent_on: null, email_opened_on: null };
+    const flags = () => db.selectFrom("schedules").select(["reply_received", "email_opened", "email_open_count", "sent_on", "email_opened_on"]).executeTakeFirstOrThrow();
+    await upsert(db, "schedules", [scheduleRow(1, lead, 5, { ...happened, _observed_at: T2 })], T2);
+    // A leads page read before the refresh that wrote `happened` (T1), committed after it.
+    expect(await upsert(db, "schedules", [scheduleRow(1, lead, 5, { ...before, _observed_at: T1 })], T3)).toEqual({ inserted: 0, updated: 0 });
+    expect(await flags()).toEqual(happened);
+    // A copy read later, after the upstream took an open back, lowers the count; the same copy again writes nothing.
+    const fewer = scheduleRow(1, lead, 5, { ...happened, email_open_count: 2, _observed_at: T3 });
+    expect(await upsert(db, "schedules", [fewer], T3)).toEqual({ inserted: 0, updated: 1 });
+    expect(await upsert(db, "schedules", [{ ...fewer, _observed_at: T4 }], T4)).toEqual({ inserted: 0, updated: 0 });
+    expect((await flags()).email_open_count).toBe(2);
+
+    await upsert(db, "contacts", [contactRow(7, { bounced: true, _observed_at: T2 })], T2);
+    await upsert(db, "contacts", [contactRow(7, { bounced: false, _observed_at: T1 })], T3);
+    expect((await db.selectFrom("contacts").select("bounced").where("id", "=", 7).executeTakeFirstOrThrow()).bounced).toBe(true);
+    await upsert(db, "contacts", [contactRow(7, { bounced: false, _observed_at: T3 })], T3);
+    expect((await db.selectFrom("contacts").select("bounced").where("id", "=", 7).executeTakeFirstOrThrow()).bounced).toBe(false);
+  });
+
+  it("rejects rows that lack their key or carry bookkeeping columns", async () => {
+    const { db } = warehouse();
     await expect(upsert(db, "contacts", [{ email_id: "x@example.com" } as RowInput<"contacts">], T1)).rejects.toThrow(/natural key id/);
     await expect(upsert(db, "contacts", [{ ...contactRow(1), _deleted_at: null } as RowInput<"contacts">], T1)).rejects.toThrow(/_deleted_at/);
   });
@@ -143,9 +181,40 @@ describe.each(backends)("upsert on $name", (backend) => {
       await upsert(db, "email_sequences", [fromSchedule], T1);
       await upsert(db, "email_sequences", [full], T2);
       expect(await upsert(db, "email_sequences", [fromSchedule], T3)).toEqual({ inserted: 0, updated: 0 });
-      const { _synced_at, _first_seen_at, _deleted_at, ...stored } = await db.selectFrom("email_sequences").selectAll().executeTakeFirstOrThrow();
+      const { _synced_at, _first_seen_at, _deleted_at, _field_issues, ...stored } = await db.selectFrom("email_sequences").selectAll().executeTakeFirstOrThrow();
       expect(stored).toEqual(full);
-      expect({ _synced_at, _first_seen_at, _deleted_at }).toEqual({ _synced_at: T2, _first_seen_at: T1, _deleted_at: null });
+      expect({ _synced_at, _first_seen_at, _deleted_at, _field_issues }).toEqual({ _synced_at: T2, _first_seen_at: T1, _deleted_at: null, _field_issues: null });
+    });
+
+    it("field issues: kept per source, replaced by that source's next write, left alone by the others; an issue seen again rewrites nothing", async () => {
+      const { db } = warehouse();
+      const reply = { id: 7, campaign_uid: "c1", schedule_id: 70, body_plain_text: "Thanks", body_html: "<p>Thanks</p>", received_on: "2024-03-02T10:00:00.123456Z" };
+      const unknownClass = { reply_classification: { reason: "not one of the documented values (positive, neutral, negative); kept as text", raw: "out_of_office" } };
+      const stored = async () => (await db.selectFrom("replies").select("_field_issues").where("id", "=", 7).executeTakeFirstOrThrow())._field_issues;
+
+      await upsert(db, "replies", [{ ...reply, reply_classification: "out_of_office", _field_issues: unknownClass }], T1, { source: "replies" });
+      const firstSeen = { replies: { reply_classification: { ...unknownClass.reply_classification, first_seen_at: expect.any(String) } } };
+      expect(await stored()).toEqual(firstSeen);
+      const [firstSeenAt] = Object.values((await stored()) as Record<string, Record<string, { first_seen_at: string }>>).map((issues) => issues.reply_classification?.first_seen_at);
+      expect(new Date(firstSeenAt ?? "").getTime()).toBe(T1.getTime());
+
+      // The schedule's copy (another source) is clean: it leaves the listing's issue alone.
+      expect(await upsert(db, "replies", [{ ...reply, lead_uid: "l1", _field_issues: null }], T2, { source: "leads" })).toEqual({ inserted: 0, updated: 1 });
+      expect(await stored()).toEqual(firstSeen);
+      // The same issue again: nothing to write, and it keeps the time it was first seen.
+      expect(await upsert(db, "replies", [{ ...reply, reply_classification: "out_of_office", _field_issues: unknownClass }], T3, { source: "replies" })).toEqual({
+        inserted: 0,
+        updated: 0,
+      });
+      // The listing is fixed upstream: its issue goes.
+      await upsert(db, "replies", [{ ...reply, reply_classification: "positive", _field_issues: null }], T3, { source: "replies" });
+      expect(await stored()).toBeNull();
+    });
+
+    it("a row with field issues needs its source", async () => {
+      const { db } = warehouse();
+      const row = { id: 8, email_id: "x@example.com", bounced: false, unsubscribed: false, _field_issues: { bounced: { reason: "r", raw: 1 } } };
+      await expect(upsert(db, "contacts", [row], T1)).rejects.toThrow(/need their source/);
     });
 
     it("link clicks: a listing row (no id) never clears the id a schedule's copy gave", async () => {
@@ -206,6 +275,19 @@ describe.each(backends)("upsert on $name", (backend) => {
       expect(await markDeleted(db, "campaign_sending_domains", { campaign_uid: "c1" }, [], T2)).toBe(2);
     });
 
+    it("takes a contact with the last live lead that holds it, whichever campaign's, and brings it back with a lead", async () => {
+      const { db } = warehouse();
+      await upsert(db, "contacts", [contactRow(7), contactRow(8)], T1);
+      await upsert(db, "leads", [leadRow("a", "c1", 7), leadRow("b", "c2", 7), leadRow("c", "c1", 8)], T1);
+      const contacts = () => db.selectFrom("contacts").select(["id", "_deleted_at"]).orderBy("id").execute();
+      await markDeleted(db, "leads", { campaign_uid: "c1" }, [{ uid: "c" }], T2);
+      expect(await contacts()).toEqual([{ id: 7, _deleted_at: null }, { id: 8, _deleted_at: null }]);
+      await markDeleted(db, "leads", { campaign_uid: "c2" }, [], T3);
+      expect(await contacts()).toEqual([{ id: 7, _deleted_at: T3 }, { id: 8, _deleted_at: null }]);
+      await upsert(db, "contacts", [contactRow(7)], T4);
+      expect(await contacts()).toEqual([{ id: 7, _deleted_at: null }, { id: 8, _deleted_at: null }]);
+    });
+
     it("is undone when the record comes back, even unchanged", async () => {
       const { db } = warehouse();
       await upsert(db, "leads", leads(2), T1);
@@ -221,13 +303,16 @@ describe.each(backends)("upsert on $name", (backend) => {
   });
 
   describe("rejected records", () => {
-    const rejected = (payload: unknown, changes: Partial<{ run_id: number | null; stream: string; reason: string }> = {}) => ({
+    const rejected = (payload: unknown, changes: Partial<RejectedRecordInput> = {}): RejectedRecordInput => ({
       run_id: null,
       account: "acme",
       stream: "leads",
       campaign_uid: "c1",
-      reason: "contact.email_id: expected string",
+      reason: "uid: missing (a key field, so the record cannot be placed)",
       payload,
+      record_key: null,
+      parent_key: null,
+      skipped: 0,
       ...changes,
     });
 

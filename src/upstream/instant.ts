@@ -1,0 +1,89 @@
+/**
+ * Instants as the warehouse keeps them: UTC, microsecond precision, one text
+ * form (`2026-05-01T10:00:00.123456Z`). PostgreSQL's timestamptz keeps
+ * microseconds and a JavaScript Date only milliseconds, so date-times travel
+ * from the upstream to the warehouse as text in this form and are never
+ * round-tripped through Date: two opens at `.123456` and `.123789` stay two.
+ *
+ * The canonical form is also the form of every timestamp inside a natural key,
+ * so a key built from a record and a key read back from the warehouse (see
+ * INSTANT_SQL_FORMAT) compare as equal strings.
+ */
+
+/**
+ * ISO 8601 date-times in the forms real upstreams send: extended or basic
+ * format, `T` or a space between date and time, any number of fraction digits,
+ * and `Z`, `±HH:MM`, `±HHMM`, `±HH` or no offset (read as UTC).
+ */
+const ISO_8601 =
+  /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** The documented UTC form with up to six fraction digits: what nearly every date-time arrives as. */
+const PLAIN_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$/;
+
+/** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
+export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+
+export function isCanonicalInstant(text: string): boolean {
+  return CANONICAL.test(text);
+}
+
+/** The canonical text of an ISO 8601 date-time, or null when `text` is not one (or names no real instant). */
+export function parseInstant(text: string): string | null {
+  if (isCanonicalInstant(text)) return text;
+  const plain = plainUtc(text);
+  if (plain !== undefined) return plain;
+  const match = ISO_8601.exec(text.trim());
+  if (match === null) return null;
+  const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", offset = "Z"] = match;
+  const fields = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = fields;
+  if (mo < 1 || mo > 12 || d < 1 || h > 24 || mi > 59 || s > 60) return null;
+  const wall = Date.UTC(y, mo - 1, d, h, mi, s);
+  const check = new Date(Date.UTC(y, mo - 1, d));
+  // Date.UTC rolls 2026-02-30 over into March; a real calendar date survives the round trip.
+  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) return null;
+  const offsetMinutes = offsetOf(offset);
+  if (offsetMinutes === null) return null;
+  // PostgreSQL rounds to microseconds; digits past the sixth are rounded the same way.
+  let micros = Math.round(Number(`0.${fraction || "0"}`) * 1e6);
+  let seconds = (wall - offsetMinutes * 60_000) / 1000;
+  if (micros === 1_000_000) {
+    micros = 0;
+    seconds += 1;
+  }
+  const base = new Date(seconds * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
+  return `${base.slice(0, 19)}.${String(micros).padStart(6, "0")}Z`;
+}
+
+/**
+ * The canonical text of a date-time in the plain UTC form, by padding its
+ * fraction: it is read on every record, and the general path below costs a
+ * Date and several strings per value. Anything unusual (a leap second, 24:00,
+ * a date that does not exist, a year before 1000) is left to the general path.
+ */
+function plainUtc(text: string): string | undefined {
+  const match = PLAIN_UTC.exec(text);
+  if (match === null) return undefined;
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const valid = year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && Number(match[4]) <= 23 && Number(match[5]) <= 59 && Number(match[6]) <= 59;
+  return valid ? `${text.slice(0, 19)}.${(match[7] ?? "").padEnd(6, "0")}Z` : undefined;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+function offsetOf(offset: string): number | null {
+  if (offset === "Z" || offset === "z") return 0;
+  const digits = offset.slice(1).replace(":", "");
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+  if (hours > 23 || minutes > 59) return null;
+  return (offset.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
+}

@@ -1,0 +1,239 @@
+import { z } from "zod";
+import { parseInstant } from "./instant.ts";
+
+/**
+ * Tolerant reading: a record that deviates from its schema in one field keeps
+ * every other field. The strict schema is tried first (clean records pay
+ * nothing more); a record that fails it is read again field by field, and each
+ * field that does not fit becomes either the value read by a safe coercion or
+ * null, with a FieldIssue that names the field, the reason and the raw value.
+ *
+ * Safe coercions (README, "When the upstream deviates"):
+ * - an integer sent as a numeric string ("42", "-7");
+ * - a boolean sent as "true"/"false", "1"/"0" or 1/0;
+ * - a date-time in another ISO 8601 form (an offset other than Z, a space for
+ *   T, basic format, no offset), read as the same instant in UTC;
+ * - an enum value the spec does not list is kept as text (the warehouse
+ *   stores enums as text);
+ * - a string longer than its documented maximum, or an integer outside its
+ *   documented range but inside the column's, is kept as it came.
+ * Anything else that does not fit (null where a value is required, a missing
+ * field, a value of the wrong type) is null. A field left out is missing even
+ * where the schema takes any JSON value (`suggestions`, `available_columns`):
+ * every field of the spec is required, and null is the value that says "none".
+ */
+
+export interface FieldIssue {
+  /** Dotted path inside the record, array positions included: `schedules.2.replies.0.reply_classification`. */
+  path: string;
+  reason: string;
+  /** The value as it arrived; null when the field was missing. */
+  raw: unknown;
+}
+
+/**
+ * A schema's type as tolerant reading can return it: every field may be null,
+ * enums widen to plain strings (unknown values are kept), nested objects and
+ * arrays likewise.
+ */
+export type Lenient<T> = T extends string
+  ? string | null
+  : T extends number
+    ? number | null
+    : T extends boolean
+      ? boolean | null
+      : T extends readonly (infer E)[]
+        ? Lenient<E>[] | null
+        : T extends object
+          ? { [K in keyof T]: Lenient<T[K]> } | null
+          : T;
+
+export interface Reading<T> {
+  value: Lenient<T>;
+  /** Empty for a record that passed its schema as it came. */
+  issues: readonly FieldIssue[];
+}
+
+const NO_ISSUES: readonly FieldIssue[] = Object.freeze([]);
+
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+export function readTolerant<S extends z.ZodType>(schema: S, raw: unknown): Reading<z.infer<S>> {
+  const strict = schema.safeParse(raw);
+  if (strict.success && !lacksAnyValueField(schema, raw)) return { value: strict.data as Lenient<z.infer<S>>, issues: NO_ISSUES };
+  const issues: FieldIssue[] = [];
+  const value = lenient(schema, raw, "", issues);
+  return { value: value as Lenient<z.infer<S>>, issues };
+}
+
+/**
+ * The issues under `prefix` (a path such as `schedules.2`, or "" for the whole
+ * record) as one object keyed by the path relative to it, leaving out what
+ * lies below the fields named in `except` (lists of child records that keep
+ * their own issues; an issue with the list itself stays). Null when there are
+ * none, which is what a clean row stores.
+ */
+export function issuesAt(
+  issues: readonly FieldIssue[],
+  prefix = "",
+  except: readonly string[] = [],
+): Record<string, { reason: string; raw: unknown }> | null {
+  if (issues.length === 0) return null;
+  const start = prefix === "" ? "" : `${prefix}.`;
+  let found: Record<string, { reason: string; raw: unknown }> | null = null;
+  for (const issue of issues) {
+    if (!issue.path.startsWith(start)) continue;
+    const relative = issue.path.slice(start.length);
+    if (except.some((subtree) => relative.startsWith(`${subtree}.`))) continue;
+    (found ??= {})[relative === "" ? "(record)" : relative] = { reason: issue.reason, raw: issue.raw };
+  }
+  return found;
+}
+
+/** Fields whose schema takes any JSON value (`z.unknown()`): their schema also passes a field left out, which is still missing. */
+const anyValueFieldsOf = new WeakMap<z.ZodType, readonly string[]>();
+
+function isAnyValue(schema: unknown): boolean {
+  return schema instanceof z.ZodUnknown || schema instanceof z.ZodAny;
+}
+
+/** Whether a record that passed its schema left out a field the spec requires but whose schema takes any value (a record's own fields). */
+function lacksAnyValueField(schema: z.ZodType, raw: unknown): boolean {
+  let fields = anyValueFieldsOf.get(schema);
+  if (fields === undefined) {
+    fields = schema instanceof z.ZodObject ? Object.entries(schema.shape).filter(([, field]) => isAnyValue(field)).map(([name]) => name) : [];
+    anyValueFieldsOf.set(schema, fields);
+  }
+  return fields.length > 0 && isPlainObject(raw) && fields.some((field) => !(field in raw));
+}
+
+function join(path: string, key: string | number): string {
+  return path === "" ? String(key) : `${path}.${key}`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  const type = typeof value;
+  return type === "object" ? "an object" : `a ${type}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Missing and wrong-typed values read as null, with the reason. */
+function unreadable(path: string, raw: unknown, expected: string, issues: FieldIssue[]): null {
+  const reason = raw === undefined ? "missing" : `expected ${expected}, got ${kindOf(raw)}`;
+  issues.push({ path, reason, raw: raw === undefined ? null : raw });
+  return null;
+}
+
+function lenient(schema: z.ZodType, raw: unknown, path: string, issues: FieldIssue[]): unknown {
+  if (schema instanceof z.ZodNullable) return raw === null ? null : lenient(schema.unwrap() as z.ZodType, raw, path, issues);
+  if (schema instanceof z.ZodOptional) return raw === undefined ? undefined : lenient(schema.unwrap() as z.ZodType, raw, path, issues);
+  if (schema instanceof z.ZodObject) return readObject(schema, raw, path, issues);
+  if (schema instanceof z.ZodArray) return readArray(schema, raw, path, issues);
+  if (schema instanceof z.ZodRecord) return isPlainObject(raw) ? raw : unreadable(path, raw, "an object", issues);
+  // Any JSON value fits, null included; only a field left out does not.
+  if (isAnyValue(schema) && raw === undefined) return unreadable(path, raw, "a value", issues);
+  // A leaf that fits its schema as it came needs no second look.
+  const strict = schema.safeParse(raw);
+  if (strict.success) return strict.data;
+  if (schema instanceof z.ZodNumber) return readInteger(schema, raw, path, issues);
+  if (schema instanceof z.ZodBoolean) return readBoolean(raw, path, issues);
+  if (schema instanceof z.ZodEnum) return readEnum(schema, raw, path, issues);
+  if (schema instanceof z.ZodISODateTime) return readDateTime(raw, path, issues);
+  if (schema instanceof z.ZodString) return readString(schema, raw, path, issues);
+  return unreadable(path, raw, "a value of the documented type", issues);
+}
+
+function readObject(schema: z.ZodObject, raw: unknown, path: string, issues: FieldIssue[]): Record<string, unknown> | null {
+  if (!isPlainObject(raw)) return unreadable(path, raw, "an object", issues);
+  // Fields the schema does not know are kept as they came (they end up in _extra).
+  const value: Record<string, unknown> = { ...raw };
+  for (const [field, fieldSchema] of Object.entries(schema.shape)) {
+    value[field] = lenient(fieldSchema as z.ZodType, raw[field], join(path, field), issues);
+  }
+  return value;
+}
+
+function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: FieldIssue[]): unknown[] | null {
+  if (!Array.isArray(raw)) return unreadable(path, raw, "an array", issues);
+  const items = raw.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
+  const maxItems = schema.def.checks?.find((check) => check._zod.def.check === "max_length")?._zod.def as { maximum?: number } | undefined;
+  if (maxItems?.maximum !== undefined && items.length > maxItems.maximum) {
+    issues.push({ path, reason: `has ${items.length} items, at most ${maxItems.maximum} documented; kept`, raw });
+  }
+  return items;
+}
+
+function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: FieldIssue[]): number | null {
+  let value: number;
+  let coerced = false;
+  if (typeof raw === "number") value = raw;
+  else if (typeof raw === "string" && /^\s*-?\d{1,16}\s*$/.test(raw)) {
+    value = Number(raw);
+    coerced = true;
+  } else return unreadable(path, raw, "an integer", issues);
+  if (!Number.isSafeInteger(value)) {
+    issues.push({ path, reason: "expected an integer, got a fraction or an unsafe number; not stored", raw });
+    return null;
+  }
+  const min = schema.minValue ?? -Infinity;
+  const max = schema.maxValue ?? Infinity;
+  if (value < min || value > max) {
+    // The documented range is narrower than the column's: keep what fits the column, say what was wrong.
+    if (value < INT32_MIN || value > INT32_MAX) {
+      issues.push({ path, reason: `outside ${min}..${max} and outside the column's range; not stored`, raw });
+      return null;
+    }
+    issues.push({ path, reason: `outside the documented range ${min}..${max}; kept`, raw });
+    return value;
+  }
+  if (coerced) issues.push({ path, reason: `integer sent as a string; read as ${value}`, raw });
+  return value;
+}
+
+const TRUE_FORMS: ReadonlySet<unknown> = new Set(["true", "True", "TRUE", "1", 1]);
+const FALSE_FORMS: ReadonlySet<unknown> = new Set(["false", "False", "FALSE", "0", 0]);
+
+function readBoolean(raw: unknown, path: string, issues: FieldIssue[]): boolean | null {
+  if (typeof raw === "boolean") return raw;
+  const value = TRUE_FORMS.has(raw) ? true : FALSE_FORMS.has(raw) ? false : undefined;
+  if (value === undefined) return unreadable(path, raw, "a boolean", issues);
+  issues.push({ path, reason: `boolean sent as ${JSON.stringify(raw)}; read as ${value}`, raw });
+  return value;
+}
+
+function readEnum(schema: z.ZodEnum, raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  if (typeof raw !== "string") return unreadable(path, raw, "a string", issues);
+  if (!(schema.options as unknown[]).includes(raw)) {
+    issues.push({ path, reason: `not one of the documented values (${schema.options.join(", ")}); kept as text`, raw });
+  }
+  return raw;
+}
+
+function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  if (typeof raw !== "string") return unreadable(path, raw, "an ISO 8601 date-time", issues);
+  const instant = parseInstant(raw);
+  if (instant === null) {
+    issues.push({ path, reason: "not an ISO 8601 date-time; not stored", raw });
+    return null;
+  }
+  issues.push({ path, reason: `date-time not in the documented UTC form; read as ${instant}`, raw });
+  return instant;
+}
+
+function readString(schema: z.ZodString, raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  if (typeof raw !== "string") return unreadable(path, raw, "a string", issues);
+  if (schema.maxLength !== null && raw.length > schema.maxLength) {
+    issues.push({ path, reason: `longer than the documented ${schema.maxLength} characters; kept`, raw });
+    return raw;
+  }
+  // A string that breaks its format (a time of day) would not fit its column's type.
+  const reasons = schema.safeParse(raw).error?.issues.map((issue) => issue.message).join("; ") ?? "does not match its documented format";
+  issues.push({ path, reason: `${reasons}; not stored`, raw });
+  return null;
+}

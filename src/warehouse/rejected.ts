@@ -1,0 +1,71 @@
+import { sql } from "kysely";
+import type { Executor } from "./column-arrays.ts";
+
+export interface RejectedRecordInput {
+  run_id: number | null;
+  account: string;
+  stream: string;
+  campaign_uid: string | null;
+  reason: string;
+  payload: unknown;
+  /** The readable part of the record's key, `field=value|…`, or null. */
+  record_key: string | null;
+  /** The key of the record a rejected part came in, or null. */
+  parent_key: string | null;
+  skipped: number;
+}
+
+/**
+ * Keeps records that could not be placed, one row per (account, stream,
+ * identity). The identity is the campaign and parent they came in plus the
+ * readable part of their key, so a record that stays unplaceable while it
+ * changes is one row with its latest payload; with nothing of the key
+ * readable, it is the payload's hash (taken over jsonb's normal text form,
+ * so a replayed page, keys in another order, bumps times_seen instead of
+ * adding a row). Meeting one again un-resolves it.
+ */
+export async function recordRejected(db: Executor, rows: readonly RejectedRecordInput[], at: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const records = rows.map((row) => ({ ...row, payload: row.payload === undefined ? null : row.payload }));
+  await sql`
+    WITH input AS (
+      SELECT r.run_id, r.account, r.stream, r.campaign_uid, r.reason, r.record_key, r.parent_key, r.skipped,
+             COALESCE(r.payload, 'null'::jsonb) AS payload,
+             r.ordinality
+        FROM jsonb_populate_recordset(NULL::rejected_records, CAST(${JSON.stringify(records)} AS jsonb)) WITH ORDINALITY AS r
+    ),
+    hashed AS (
+      SELECT input.*, encode(sha256(convert_to(payload::text, 'UTF8')), 'hex') AS payload_sha256 FROM input
+    ),
+    identified AS (
+      SELECT hashed.*,
+             COALESCE(campaign_uid, '') || '/' || COALESCE(parent_key, '') || '/' ||
+               CASE WHEN record_key IS NOT NULL THEN 'key:' || record_key ELSE 'sha:' || payload_sha256 END AS identity
+        FROM hashed
+    ),
+    grouped AS (
+      SELECT DISTINCT ON (account, stream, identity)
+             run_id, account, stream, campaign_uid, reason, payload, payload_sha256, record_key, parent_key, skipped, identity,
+             count(*) OVER same_record AS copies,
+             min(ordinality) OVER same_record AS first_position
+        FROM identified
+      WINDOW same_record AS (PARTITION BY account, stream, identity)
+       ORDER BY account, stream, identity, ordinality DESC
+    )
+    INSERT INTO rejected_records AS t
+      (run_id, account, stream, campaign_uid, reason, payload, payload_sha256, record_key, parent_key, skipped, identity,
+       first_seen_at, last_seen_at, times_seen)
+    SELECT run_id, account, stream, campaign_uid, reason, payload, payload_sha256, record_key, parent_key, COALESCE(skipped, 0), identity,
+           CAST(${at} AS timestamptz), CAST(${at} AS timestamptz), copies
+      FROM grouped
+     ORDER BY first_position
+    ON CONFLICT (account, stream, identity) DO UPDATE
+      SET last_seen_at = excluded.last_seen_at,
+          times_seen = t.times_seen + excluded.times_seen,
+          run_id = COALESCE(excluded.run_id, t.run_id),
+          reason = excluded.reason,
+          payload = excluded.payload,
+          payload_sha256 = excluded.payload_sha256,
+          skipped = excluded.skipped,
+          resolved_at = NULL`.execute(db);
+}

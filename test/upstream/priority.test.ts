@@ -1,0 +1,30 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { UpstreamClient } from "../../src/upstream/client.ts";
+import { sendJson, startLocalServer, type LocalServer } from "./support.ts";
+
+/** A view with a higher priority jumps the queue of requests waiting for a connection (the events rhythm over a leads walk). */
+
+let server: LocalServer | undefined;
+let client: UpstreamClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+});
+
+describe("request priority", () => {
+  it("sends a higher-priority view's request before the lower-priority ones already waiting", async () => {
+    server = await startLocalServer((request, response) => setTimeout(() => sendJson(response, 200, []), 20));
+    client = new UpstreamClient({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1_000, concurrency: 1 });
+    const walk = client.tallied();
+    const events = client.tallied({ priority: 1 });
+    const waiting = Array.from({ length: 5 }, (_, index) => walk.listReplies(`walk-${index}`));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const urgent = events.listReplies("events");
+    await Promise.all([...waiting, urgent]);
+    const order = server.requests.map((line) => new URL(line.split(" ")[1] ?? "", "http://x").searchParams.get("campaign_uid"));
+    // The first walk request was already on the wire; the events request goes next.
+    expect(order.indexOf("events")).toBe(1);
+    expect(events.stats.requests).toBe(1);
+    expect(walk.stats.requests).toBe(5);
+  });
+});
