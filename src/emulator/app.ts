@@ -48,6 +48,8 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
   });
 
   await registerBodyParsers(app);
+  // In wall-clock mode every answer, the admin ones included, sees simulated time caught up with real time.
+  app.addHook("onRequest", async () => context.clock.catchUp());
   registerGate(app, context);
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {

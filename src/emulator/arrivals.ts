@@ -13,7 +13,7 @@ import type { Tally } from "./tally.ts";
 
 /**
  * Records that appear on their own: leads joining a campaign (its contact
- * lists keep importing), and, as an injected fault, records that arrive
+ * lists keep importing), and, as injected faults, records that arrive
  * between two page requests of a client's walk. Late events are dated in the
  * past, so they land inside time-ordered listings and shift every offset.
  */
@@ -44,15 +44,43 @@ function sentSchedule(campaign: CampaignRecord, random: Random): ScheduleRecord 
   return undefined;
 }
 
+/** When a late event of this kind may happen to the schedule: after its send (and after its last open, for opens), up to now. */
+function lateEventTime(world: World, schedule: ScheduleRecord, kind: "open" | "click", random: Random): number | undefined {
+  if (schedule.sentOn === null) return undefined;
+  const earliest = (kind === "open" ? Math.max(schedule.sentOn, schedule.lastOpenedOn ?? 0) : schedule.sentOn) + 1;
+  return earliest < world.now ? random.int(earliest, world.now) : undefined;
+}
+
+function clickableLink(schedule: ScheduleRecord, random: Random): string {
+  return random.pick(schedule.sequence.links.length > 0 ? schedule.sequence.links : LINKS);
+}
+
 /** A late open or click on an already sent email, dated between its send and now. */
 export function arriveLateEvent(world: World, campaign: CampaignRecord, kind: "open" | "click", random: Random): boolean {
   const schedule = sentSchedule(campaign, random);
-  if (!schedule || schedule.sentOn === null) return false;
-  const earliest = (kind === "open" ? Math.max(schedule.sentOn, schedule.lastOpenedOn ?? 0) : schedule.sentOn) + 1;
-  if (earliest >= world.now) return false;
-  const at = random.int(earliest, world.now);
+  const at = schedule && lateEventTime(world, schedule, kind, random);
+  if (!schedule || at === undefined) return false;
   if (kind === "open") recordOpen(world, schedule, at);
-  else recordClick(world, schedule, random.pick(schedule.sequence.links.length > 0 ? schedule.sequence.links : LINKS), at);
+  else recordClick(world, schedule, clickableLink(schedule, random), at);
+  return true;
+}
+
+/**
+ * Two late events of one schedule within one millisecond (the sub-millisecond fault), recorded to the
+ * microsecond: opens at ….123456Z and ….123789Z, or two clicks of one link. A copy that keeps times
+ * to the millisecond merges them into one. Dated, counted and nested like any late event.
+ */
+export function arriveSubMillisecondEvents(world: World, campaign: CampaignRecord, kind: "open" | "click", random: Random): boolean {
+  const schedule = sentSchedule(campaign, random);
+  const at = schedule && lateEventTime(world, schedule, kind, random);
+  if (!schedule || at === undefined) return false;
+  const earlier = random.int(1, 998);
+  const micros = [earlier, random.int(earlier + 1, 999)];
+  const link = clickableLink(schedule, random);
+  for (const part of micros) {
+    if (kind === "open") recordOpen(world, schedule, at, part);
+    else recordClick(world, schedule, link, at, part);
+  }
   return true;
 }
 

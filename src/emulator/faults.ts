@@ -4,32 +4,72 @@ import type { FaultMode } from "./options.ts";
 import { Random, hash32 } from "./random.ts";
 
 /**
- * Injected faults, drawn from the emulator's own seeded stream: the n-th API
+ * Injected faults, drawn from the emulator's own seeded streams: the n-th API
  * request of an emulator meets the same fault on every run (concurrent
  * requests may of course arrive in another order). `mild` hits about 3% of
  * requests, `hostile` about 20%; each hit is one of the kinds below, chosen
- * evenly (`insert` only on paginated listings).
+ * evenly (`insert` only on paginated listings). `hostile` adds, on paginated
+ * listings that drew none of those, 10% of hostile-only kinds, drawn from a
+ * stream of their own so that the draws above stay what they always were.
  */
 
-export type FaultKind = "server-error" | "bad-gateway" | "unavailable" | "throttle" | "slow" | "drop" | "insert";
+export type FaultKind =
+  | "server-error"
+  | "bad-gateway"
+  | "unavailable"
+  | "throttle"
+  | "slow"
+  | "drop"
+  | "insert"
+  | "delete"
+  | "empty-page"
+  | "sub-millisecond";
+
+/** Faults that change what a paginated listing serves, applied by the listing itself. */
+export type ListingFault = Extract<FaultKind, "insert" | "delete" | "empty-page" | "sub-millisecond">;
+
+/** What a request is, as far as faults go: event listings can also meet the sub-millisecond fault. */
+export type FaultScope = "request" | "listing" | "event-listing";
 
 const RATES: Record<FaultMode, number> = { none: 0, mild: 0.03, hostile: 0.2 };
 const ANY_REQUEST: readonly FaultKind[] = ["server-error", "bad-gateway", "unavailable", "throttle", "slow", "drop"];
 const LISTING: readonly FaultKind[] = [...ANY_REQUEST, "insert"];
+const HOSTILE_LISTING_RATE = 0.1;
+const HOSTILE_LISTING: readonly FaultKind[] = ["delete", "empty-page"];
+const HOSTILE_EVENT_LISTING: readonly FaultKind[] = [...HOSTILE_LISTING, "sub-millisecond"];
+/** How many recently glitched requests are remembered, so that asking one again answers normally. */
+const GLITCH_MEMORY = 64;
 
 export class FaultInjector {
   private readonly random: Random;
+  private readonly hostile: Random;
+  /** Requests recently answered with an empty page, by account and URL. */
+  private readonly glitched = new Set<string>();
   /** Draws for the content of records inserted by faults, apart from the simulation's own. */
   readonly content: Random;
 
   constructor(seed: number) {
     this.random = new Random(hash32(seed, 0xfa_017));
+    this.hostile = new Random(hash32(seed, 0xfa_017, 0x4057));
     this.content = new Random(hash32(seed, 0xfa_c0de));
   }
 
-  draw(mode: FaultMode, listing: boolean): FaultKind | undefined {
-    if (mode === "none" || !this.random.chance(RATES[mode])) return undefined;
-    return this.random.pick(listing ? LISTING : ANY_REQUEST);
+  draw(mode: FaultMode, scope: FaultScope): FaultKind | undefined {
+    if (mode === "none") return undefined;
+    if (this.random.chance(RATES[mode])) return this.random.pick(scope === "request" ? ANY_REQUEST : LISTING);
+    if (mode !== "hostile" || scope === "request" || !this.hostile.chance(HOSTILE_LISTING_RATE)) return undefined;
+    return this.hostile.pick(scope === "event-listing" ? HOSTILE_EVENT_LISTING : HOSTILE_LISTING);
+  }
+
+  /**
+   * Whether an empty-page glitch may hit this request (`request` names the account and URL): not when
+   * the same request met one just before, since a glitch is transient and asking again must work.
+   */
+  mayGlitch(request: string): boolean {
+    if (this.glitched.delete(request)) return false;
+    if (this.glitched.size >= GLITCH_MEMORY) this.glitched.delete(this.glitched.values().next().value as string);
+    this.glitched.add(request);
+    return true;
   }
 
   /** A coin for the variants of one fault (e.g. HTML or JSON body). */

@@ -14,7 +14,25 @@ export type ListOrder = z.infer<typeof listOrder>;
 
 export const workspacesShape = z.enum(["bare", "envelope"]);
 
-export const seedScale = z.enum(["small", "medium", "large"]);
+/** How far answers deviate from the spec, the way real APIs do ("Drift" in src/emulator/README.md). */
+export const driftMode = z.enum(["none", "mild", "wild"]);
+export type DriftMode = z.infer<typeof driftMode>;
+
+/** Deviations of single records, applied while answers are rendered. */
+export const RECORD_DRIFT_KINDS = ["null", "missing", "numeric-string", "boolean-form", "datetime-form", "unknown-enum", "extra-field"] as const;
+export type RecordDriftKind = (typeof RECORD_DRIFT_KINDS)[number];
+/** Deviations of whole pages of the paginated listings. */
+export const PAGE_DRIFT_KINDS = ["page-cap", "total-off", "page-repeat"] as const;
+export type PageDriftKind = (typeof PAGE_DRIFT_KINDS)[number];
+
+export const driftKind = z.enum([...RECORD_DRIFT_KINDS, ...PAGE_DRIFT_KINDS]);
+export type DriftKind = z.infer<typeof driftKind>;
+
+/** How the simulated clock moves: only with advance() (`manual`), or also with real time (`wall`, clock.ts). */
+export const clockMode = z.enum(["manual", "wall"]);
+export type ClockMode = z.infer<typeof clockMode>;
+
+export const seedScale = z.enum(["small", "medium", "large", "busy"]);
 export type SeedScale = z.infer<typeof seedScale>;
 
 export const runtimeSettings = z.object({
@@ -27,6 +45,11 @@ export const runtimeSettings = z.object({
   faults: faultMode.default("none"),
   /** How long a "slow answer" fault holds the response. */
   slowMs: z.number().int().min(0).default(1_500),
+  drift: driftMode.default("none"),
+  /** The drift kinds in play; every kind when absent. */
+  driftKinds: z.array(driftKind).optional(),
+  /** `wall`: simulated time also elapses at real speed (clock.ts). */
+  clock: clockMode.default("manual"),
 });
 export type RuntimeSettings = z.infer<typeof runtimeSettings>;
 
@@ -76,6 +99,16 @@ export interface GroundTruth {
   now: string;
   counts: Record<TruthEntity, number>;
   keys: Record<TruthEntity, string[]>;
+}
+
+/**
+ * One deviation of a record as served (see RunningEmulator.driftOf): where, which kind, and the value
+ * sent (absent for `missing`). Paths read like `schedules[0].replies[1].reply_classification`.
+ */
+export interface DriftEntry {
+  path: string;
+  kind: RecordDriftKind;
+  value?: unknown;
 }
 
 export interface AdvanceReport {

@@ -12,11 +12,23 @@ function mix32(value: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** Folds one more number into a hash: hash32(a, b) is hashStep(hashStep(hash32(), a), b), without an array per call. */
+export function hashStep(hash: number, part: number): number {
+  return mix32(hash ^ mix32(part | 0) ^ Math.floor(part / 0x1_0000_0000));
+}
+
 /** Combines numbers into one well-mixed 32-bit value. */
 export function hash32(...parts: number[]): number {
   let h = 0x9e3779b9;
-  for (const part of parts) h = mix32(h ^ mix32(part | 0) ^ Math.floor(part / 0x1_0000_0000));
+  for (const part of parts) h = hashStep(h, part);
   return h;
+}
+
+/** A 32-bit hash of a text (FNV-1a over UTF-16 code units), for identities that are strings. */
+export function hashText(text: string): number {
+  let h = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) h = Math.imul(h ^ text.charCodeAt(index), 0x01000193);
+  return h >>> 0;
 }
 
 /** mulberry32: tiny, fast and good enough for test data. */

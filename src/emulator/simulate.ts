@@ -3,7 +3,7 @@ import { joinLeads } from "./arrivals.ts";
 import { DAY_MS, HOUR_MS, MINUTE_MS } from "./durations.ts";
 import type { AdvanceReport } from "./options.ts";
 import { planSchedules } from "./planning.ts";
-import { addDomain } from "./seed/workspaces.ts";
+import { CREDITS_BY_PLAN, addDomain } from "./seed/workspaces.ts";
 import type { CampaignRecord, DomainRecord, ScheduleRecord, WorkspaceRecord } from "./store/model.ts";
 import { generateSchedules } from "./store/records.ts";
 import { iso } from "./store/render.ts";
@@ -29,7 +29,6 @@ const DOMAIN_DELETION_MS = HOUR_MS;
 const CONTACT_LIST_IMPORT_MS = 30 * MINUTE_MS;
 const DOMAIN_DELETIONS_PER_DAY = 0.5;
 const NEW_DOMAINS_PER_DAY = 0.3;
-const PLAN_CREDITS = 100_000;
 
 export function advance(world: World, seconds: number): AdvanceReport {
   const tally = new Tally();
@@ -177,10 +176,11 @@ function startDeletion(account: Account, at: number, tally: Tally): void {
   tally.changed("domains", domain);
 }
 
+/** Every plan renews at the end of its billing period, free ones included, and its credits are restored. */
 function renew(workspace: WorkspaceRecord, to: number, tally: Tally): void {
-  if (workspace.nextRenewalDate === null || workspace.nextRenewalDate > to) return;
+  if (workspace.nextRenewalDate > to) return;
   const period = (workspace.billingPeriod === "monthly" ? 30 : 365) * DAY_MS;
   while (workspace.nextRenewalDate <= to) workspace.nextRenewalDate += period;
-  workspace.creditsRemaining = Math.max(workspace.creditsRemaining, PLAN_CREDITS);
+  workspace.creditsRemaining = Math.max(workspace.creditsRemaining, CREDITS_BY_PLAN[workspace.subscriptionPlan]);
   tally.changed("workspaces", workspace);
 }

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { campaignStatus, dayName, emailContentType, replyClassification, schedulingStrategy, sequenceLabel, billingPeriod } from "../../src/upstream/enums.ts";
+import { PATHS } from "../../src/upstream/endpoints.ts";
 import { Api, clickKey, schedulesOf, sequenceCountOf, snapshotAccount, useEmulator, type AccountSnapshot } from "../support/emulator.ts";
 
 /** What a generated seed must contain so that a client meets every case of the spec. */
@@ -70,6 +71,34 @@ describe("campaigns", () => {
       expect(campaign.settings.name.length).toBeLessThanOrEqual(300);
       expect(campaign.settings.name).toMatch(/\S/);
     }
+  });
+});
+
+describe("identifiers as long as the spec allows", () => {
+  it.each(["a", "b"])("account %s has a campaign and a lead whose uid is exactly 255 characters", (key) => {
+    const snapshot = accounts[key === "a" ? 0 : 1] as AccountSnapshot;
+    const campaigns = campaignsOf(snapshot).filter((campaign) => campaign.uid.length === 255);
+    expect(campaigns.map((campaign) => campaign.status).sort()).toEqual(["created", "running"]);
+    expect(Math.max(...campaignsOf(snapshot).map((campaign) => campaign.uid.length))).toBe(255);
+    const leads = snapshot.campaigns.flatMap((data) => data.leads).filter((lead) => lead.uid.length === 255);
+    expect(leads).toHaveLength(1);
+    expect(emulator().truth(key).keys.leads).toContain(leads[0]?.uid);
+    expect(emulator().truth(key).keys.campaigns.filter((uid) => uid.length === 255)).toHaveLength(2);
+  });
+
+  it("a 255-character uid works wherever a uid is taken, and neither its short form nor a truncation names the record", async () => {
+    const api = new Api(emulator().url, "a");
+    const running = campaignsOf(a).find((campaign) => campaign.uid.length === 255 && campaign.status === "running");
+    const lead = a.campaigns.flatMap((data) => data.leads).find((candidate) => candidate.uid.length === 255);
+    if (!running || !lead) throw new Error("the seed has no long uids");
+    const byUid = { campaign_uid: running.uid };
+    expect((await api.get(PATHS.campaign, byUid)).status).toBe(200);
+    for (const path of [PATHS.leads, PATHS.linkClickEvents, PATHS.emailOpenEvents]) expect((await api.get(path, { ...byUid, limit: 5, offset: 0 })).status).toBe(200);
+    expect((await api.get(PATHS.replies, byUid)).status).toBe(200);
+    expect(((await api.get(PATHS.lead, { lead_uid: lead.uid })).json as { uid: string }).uid).toBe(lead.uid);
+    for (const uid of [running.uid.slice(0, 11), running.uid.slice(0, 254)]) expect((await api.get(PATHS.campaign, { campaign_uid: uid })).status).toBe(404);
+    for (const uid of [lead.uid.slice(0, 12), lead.uid.slice(0, 254)]) expect((await api.get(PATHS.lead, { lead_uid: uid })).status).toBe(404);
+    expect((await api.get(PATHS.campaign, { campaign_uid: `${running.uid}x` })).status).toBe(400);
   });
 });
 

@@ -1,6 +1,9 @@
 import type { FastifyRequest } from "fastify";
 import type { Logger } from "../../logger.ts";
-import type { FaultInjector, FaultKind } from "../faults.ts";
+import type { WallClock } from "../clock.ts";
+import type { PageDrift } from "../drift/pages.ts";
+import type { RecordDrift } from "../drift/records.ts";
+import type { FaultInjector, FaultKind, ListingFault } from "../faults.ts";
 import type { RuntimeSettings } from "../options.ts";
 import type { Account, World } from "../store/world.ts";
 import type { RateLimiter } from "./rate-limit.ts";
@@ -10,7 +13,11 @@ export interface EmulatorContext {
   world: World;
   settings: RuntimeSettings;
   faults: FaultInjector;
+  recordDrift: RecordDrift;
+  pageDrift: PageDrift;
   rateLimiter: RateLimiter;
+  /** Catches simulated time up with real time before each request, in wall-clock mode. */
+  clock: WallClock;
   logger?: Logger;
 }
 
@@ -36,10 +43,13 @@ export function accountOf(request: FastifyRequest): Account {
   return state.account;
 }
 
-/** Whether this listing request drew the "records arrive between pages" fault (consumed once). */
-export function takeInsertFault(request: FastifyRequest): boolean {
+const LISTING_FAULTS: ReadonlySet<FaultKind> = new Set<ListingFault>(["insert", "delete", "empty-page", "sub-millisecond"]);
+
+/** The fault this listing request drew that changes what the listing serves, if any (consumed once). */
+export function takeListingFault(request: FastifyRequest): ListingFault | undefined {
   const state = states.get(request);
-  if (state?.fault !== "insert") return false;
+  const fault = state?.fault;
+  if (!state || fault === undefined || !LISTING_FAULTS.has(fault)) return undefined;
   state.fault = undefined;
-  return true;
+  return fault as ListingFault;
 }

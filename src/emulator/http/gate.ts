@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
-import { API_KEY_HEADER, API_PREFIX } from "../../upstream/endpoints.ts";
+import { API_KEY_HEADER, API_PREFIX, PATHS } from "../../upstream/endpoints.ts";
 import { PAGED_RESOURCES } from "../../upstream/paging.ts";
-import { answerFault, truncatedBody } from "../faults.ts";
+import { answerFault, truncatedBody, type FaultScope } from "../faults.ts";
 import { attachState, stateOf, type EmulatorContext } from "./context.ts";
 
 /**
@@ -14,6 +14,11 @@ import { attachState, stateOf, type EmulatorContext } from "./context.ts";
  */
 
 const LISTINGS: ReadonlySet<string> = new Set(Object.values(PAGED_RESOURCES).map((resource) => resource.endpoint));
+const EVENT_LISTINGS: ReadonlySet<string> = new Set([PATHS.linkClickEvents, PATHS.emailOpenEvents]);
+
+function faultScope(path: string): FaultScope {
+  return EVENT_LISTINGS.has(path) ? "event-listing" : LISTINGS.has(path) ? "listing" : "request";
+}
 
 function isApi(url: string): boolean {
   return url.startsWith(`${API_PREFIX}/`);
@@ -42,7 +47,8 @@ export function registerGate(app: FastifyInstance, context: EmulatorContext): vo
           .send({ message: `rate limit of ${settings.rateLimit} requests per second exceeded; retry after ${retryAfter} second(s)` });
       }
     }
-    const fault = faults.draw(settings.faults, LISTINGS.has(pathOf(request.url)));
+    let fault = faults.draw(settings.faults, faultScope(pathOf(request.url)));
+    if (fault === "empty-page" && !faults.mayGlitch(`${account.index} ${request.url}`)) fault = undefined;
     attachState(request, { account, fault });
     switch (fault) {
       case "server-error":

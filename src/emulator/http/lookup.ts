@@ -1,14 +1,11 @@
 import { PARAMS } from "../../upstream/endpoints.ts";
-import type { PageQuery } from "../../upstream/requests.ts";
-import type { Collection } from "../store/collection.ts";
 import type { CampaignRecord, LeadRecord, SequenceRecord, WorkspaceRecord } from "../store/model.ts";
 import type { Account, World } from "../store/world.ts";
-import type { EmulatorContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 
 /**
  * Lookups scoped to the request's account (an identifier of another account
- * answers exactly like an unknown one), and paging of listings.
+ * answers exactly like an unknown one).
  */
 
 export function findCampaign(account: Account, uid: string): CampaignRecord {
@@ -34,18 +31,4 @@ export function findWorkspace(account: Account, id: number | undefined): Workspa
   const workspace = account.workspaces.items.find((candidate) => candidate.id === id);
   if (!workspace) throw notFound(`${PARAMS.workspaceId}: no workspace ${id}`);
   return workspace;
-}
-
-export interface Page<R> {
-  data: R[];
-  total: number;
-}
-
-export function pageOf<T, R>(context: EmulatorContext, collection: Collection<T>, query: PageQuery, render: (record: T) => R): Page<R> {
-  const records = context.world.lister.page(collection, context.settings.order, query[PARAMS.offset], query[PARAMS.limit]);
-  return { data: records.map(render), total: collection.length };
-}
-
-export function listAll<T, R>(context: EmulatorContext, collection: Collection<T>, render: (record: T) => R): R[] {
-  return context.world.lister.all(collection, context.settings.order).map(render);
 }

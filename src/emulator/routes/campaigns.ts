@@ -1,10 +1,12 @@
 import type { FastifyPluginAsync } from "fastify";
 import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
 import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema } from "../../upstream/requests.ts";
+import { deleteCampaignIfIdle } from "../deletions.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest, conflict } from "../http/errors.ts";
 import { findCampaign } from "../http/lookup.ts";
+import { serveRecord } from "../http/serving.ts";
 import { requireCreated, requireStatus } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { LIFECYCLE_RULES, applyLifecycle, updateCampaign } from "../operations.ts";
@@ -30,11 +32,11 @@ function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingD
 }
 
 export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
-  app.get(PATHS.campaigns, async (request) => listWorkspaceScoped(context, request, "campaign", (holder) => holder.campaigns, renderCampaignListItem));
+  app.get(PATHS.campaigns, async (request) => listWorkspaceScoped(context, request, PATHS.campaigns, "campaign", (holder) => holder.campaigns, renderCampaignListItem, deleteCampaignIfIdle));
 
   app.get(PATHS.campaign, async (request) => {
     const query = parseOr400(campaignUidQuery, request.query, "query");
-    return renderCampaign(findCampaign(accountOf(request), query[PARAMS.campaignUid]));
+    return serveRecord(context, PATHS.campaign, renderCampaign(findCampaign(accountOf(request), query[PARAMS.campaignUid])));
   });
 
   app.patch(PATHS.campaign, async (request) => {
@@ -46,7 +48,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const domains = new Set(account.domains.items.map((domain) => domain.id));
     checkUpdateAgainst(campaign, body.update_data.scheduling_strategy, body.update_data.sending_domains, domains);
     updateCampaign(context.world, campaign, body.update_data);
-    return renderCampaign(campaign);
+    return serveRecord(context, PATHS.campaign, renderCampaign(campaign));
   });
 
   for (const [operation, path] of Object.entries(LIFECYCLE_PATHS) as [Lifecycle, string][]) {

@@ -2,9 +2,11 @@ import type { FastifyPluginAsync } from "fastify";
 import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { campaignPageQuery, leadUidQuery } from "../../upstream/requests.ts";
 import { arriveLead } from "../arrivals.ts";
-import { accountOf, takeInsertFault, type EmulatorContext } from "../http/context.ts";
-import { findCampaign, findLead, pageOf } from "../http/lookup.ts";
+import { accountOf, type EmulatorContext } from "../http/context.ts";
+import { servePage, serveRecord } from "../http/serving.ts";
+import { findCampaign, findLead } from "../http/lookup.ts";
 import { parseOr400 } from "../http/validation.ts";
+import { removeLead } from "../store/removals.ts";
 import { renderLead } from "../store/render.ts";
 
 /** Leads: list a campaign's leads (#11), retrieve one (#12). */
@@ -15,12 +17,17 @@ export const leadRoutes: FastifyPluginAsync<EmulatorContext> = async (app, conte
     const query = parseOr400(campaignPageQuery, request.query, "query");
     const account = accountOf(request);
     const campaign = findCampaign(account, query[PARAMS.campaignUid]);
-    if (takeInsertFault(request)) arriveLead(world, account, campaign, context.faults.content);
-    return pageOf(context, campaign.leads, query, (lead) => renderLead(world, lead));
+    return servePage(context, request, query, {
+      endpoint: PATHS.leads,
+      collection: campaign.leads,
+      render: (lead) => renderLead(world, lead),
+      insert: () => arriveLead(world, account, campaign, context.faults.content),
+      remove: (lead) => removeLead(account, lead),
+    });
   });
 
   app.get(PATHS.lead, async (request) => {
     const uid = parseOr400(leadUidQuery, request.query, "query")[PARAMS.leadUid];
-    return renderLead(world, findLead(world, accountOf(request), uid));
+    return serveRecord(context, PATHS.lead, renderLead(world, findLead(world, accountOf(request), uid)));
   });
 };

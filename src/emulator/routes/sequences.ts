@@ -5,6 +5,7 @@ import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
 import { findCampaign, findSequence } from "../http/lookup.ts";
+import { serveRecord } from "../http/serving.ts";
 import { requireCreated } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { createSequence, deleteSequence } from "../operations.ts";
@@ -31,12 +32,12 @@ export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const account = accountOf(request);
     const campaign = findCampaign(account, body.campaign_uid);
     requireCreated(campaign, "creating an email sequence");
-    return renderSequence(createSequence(context.world, account, campaign, body.sequence_data));
+    return serveRecord(context, PATHS.emailSequence, renderSequence(createSequence(context.world, account, campaign, body.sequence_data)));
   });
 
   app.get(PATHS.emailSequence, async (request) => {
     const id = parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
-    return renderSequence(findSequence(accountOf(request), id));
+    return serveRecord(context, PATHS.emailSequence, renderSequence(findSequence(accountOf(request), id)));
   });
 
   app.delete(PATHS.emailSequence, async (request) => {

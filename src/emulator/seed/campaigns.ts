@@ -57,9 +57,9 @@ const EXTRA_KIND_WEIGHTS: Partial<Record<CampaignKind, number>> = {
 const RUN_STRATEGIES: readonly SchedulingStrategy[] = ["testing", "sequential", "no-followup-limit", "smart-queue", "single-message"];
 const MULTI_STRATEGIES: readonly SchedulingStrategy[] = ["sequential", "no-followup-limit", "smart-queue"];
 
-export function campaignKinds(random: Random, count: number): CampaignKind[] {
+export function campaignKinds(random: Random, count: number, extraWeights: Partial<Record<CampaignKind, number>> = EXTRA_KIND_WEIGHTS): CampaignKind[] {
   const kinds = [...REQUIRED_KINDS];
-  while (kinds.length < count) kinds.push(random.weighted(EXTRA_KIND_WEIGHTS as Record<CampaignKind, number>));
+  while (kinds.length < count) kinds.push(random.weighted(extraWeights as Record<CampaignKind, number>));
   return kinds;
 }
 
@@ -93,19 +93,27 @@ function strategyAndSteps(random: Random, kind: CampaignKind, position: number):
   }
 }
 
+/**
+ * The spec allows uids of up to 255 characters, so every account has campaigns whose uid is exactly that
+ * long: the required `running` one (with the first of its leads: leads, events, lifecycle) and the
+ * required `created-multi` one (updates and sequence writes). Their position among the required kinds.
+ */
+const LONG_UID_POSITIONS: ReadonlySet<number> = new Set(["created-multi", "running"].map((kind) => REQUIRED_KINDS.indexOf(kind as CampaignKind)));
+
 export function seedCampaign(world: World, account: Account, workspace: WorkspaceRecord, random: Random, profile: ScaleProfile, kind: CampaignKind, position: number): CampaignRecord {
   const [strategy, steps] = strategyAndSteps(random, kind, position);
   const leads = random.int(...profile.leadsPerCampaign);
   const serial = world.ids.take("campaign");
   const lists = workspace.contactLists.items;
+  const longUid = LONG_UID_POSITIONS.has(position) && REQUIRED_KINDS[position] === kind;
   const campaign: CampaignRecord = {
     serial,
-    uid: world.uids.encode("campaign", serial),
+    uid: world.uids.encode("campaign", serial, longUid),
     workspace,
     createdOn: world.now,
     scheduledStart: null,
     // Campaigns in creating become created: both carry settings the update rules accept.
-    settings: campaignSettings(random, { position, editable: kind.startsWith("creat"), strategy, leads, domains: workspace.domains.items }),
+    settings: campaignSettings(random, { position, editable: kind.startsWith("creat"), strategy, leads, domains: workspace.domains.items, sending: profile.sending }),
     status: STATUS_OF_KIND[kind],
     bounces: 0,
     paused: false,
@@ -126,9 +134,11 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
   account.campaigns.push(campaign);
   workspace.campaigns.push(campaign);
   account.campaignsByUid.set(campaign.uid, campaign);
-  seedSequences(world, account, campaign, random, steps);
+  seedSequences(world, account, campaign, random, steps, kind.startsWith("creat") ? undefined : profile.sending?.nextMessageDays);
   const senders = campaignSenders(campaign);
   for (const contact of contactsFor(world, workspace, random, leads)) addLead(world, account, campaign, contact, random.pick(senders), kind !== "creating");
+  const firstLead = campaign.leads.items[0];
+  if (longUid && kind === "running" && firstLead) world.longUidLeads.add(firstLead.id);
   setTimeline(world, account, campaign, random, kind);
   return campaign;
 }

@@ -19,7 +19,8 @@ const MERGE_TAGS = { first: "{{first_name}}", company: "{{company}}" };
 const LONG_BODY_POSITION = 3;
 const LONG_BODY_RATE = 0.03;
 
-export function seedSequences(world: World, account: Account, campaign: CampaignRecord, random: Random, count: number): void {
+/** `gaps`: the range of next_message_days between two steps (the last step has 0). */
+export function seedSequences(world: World, account: Account, campaign: CampaignRecord, random: Random, count: number, gaps: [number, number] = [1, 5]): void {
   for (let step = 0; step < count; step++) {
     const position = account.sequencesById.size;
     const contentType = CONTENT_TYPES[position] ?? random.weighted({ "text/plain": 5, "text/html": 3, "text/rich": 1 });
@@ -32,7 +33,7 @@ export function seedSequences(world: World, account: Account, campaign: Campaign
       world,
       account,
       campaign,
-      { subject, body, order: step + 1, nextMessageDays: step === count - 1 ? 0 : random.int(1, 5) },
+      { subject, body, order: step + 1, nextMessageDays: step === count - 1 ? 0 : random.int(...gaps) },
       { ...assessment, contentType: long ? "text/html" : contentType },
     );
     review(sequence, FORCED_LABELS[position], random);

@@ -2,6 +2,7 @@ import type { DayName, SchedulingStrategy } from "../../upstream/enums.ts";
 import type { CampaignSettings } from "../../upstream/resources.ts";
 import type { Random } from "../random.ts";
 import type { DomainRecord } from "../store/model.ts";
+import type { SendingProfile } from "./scales.ts";
 import { CAMPAIGN_NAMES, TIME_ZONES } from "./vocabulary.ts";
 
 /**
@@ -33,6 +34,8 @@ interface SettingsChoice {
   strategy: SchedulingStrategy;
   leads: number;
   domains: readonly DomainRecord[];
+  /** The scale's sending window and daily limits for campaigns that already ran (ScaleProfile.sending). */
+  sending?: SendingProfile;
 }
 
 function campaignName(random: Random, position: number): string {
@@ -45,7 +48,8 @@ function campaignName(random: Random, position: number): string {
 export function campaignSettings(random: Random, choice: SettingsChoice): CampaignSettings {
   const { position, editable } = choice;
   const nullable = !editable && position % 4 === 1;
-  const [fromTime, toTime] = SENDING_WINDOWS[position % SENDING_WINDOWS.length] as [string, string];
+  const sending = editable ? undefined : choice.sending;
+  const [fromTime, toTime] = sending?.window ?? (SENDING_WINDOWS[position % SENDING_WINDOWS.length] as [string, string]);
   // The first campaign of an account uses a custom unsubscribe link, the second the automatic one.
   const addUnsubLink = position === 0 || random.chance(0.7);
   const custom = position === 0 || (position !== 1 && addUnsubLink && random.chance(0.3));
@@ -55,12 +59,14 @@ export function campaignSettings(random: Random, choice: SettingsChoice): Campai
   return {
     name: campaignName(random, position),
     reply_to_address: position % 3 === 0 ? null : `replies@${choice.domains[0]?.domain ?? "example.com"}`,
-    daily_email_limit: random.int(minimumDaily, 100),
-    skip_days: editable ? [...(CREATED_SKIP_DAYS[position % CREATED_SKIP_DAYS.length] as DayName[])] : [...(RUN_SKIP_DAYS[position % RUN_SKIP_DAYS.length] as DayName[])],
+    daily_email_limit: sending ? random.int(...sending.dailyEmailLimit) : random.int(minimumDaily, 100),
+    skip_days: editable
+      ? [...(CREATED_SKIP_DAYS[position % CREATED_SKIP_DAYS.length] as DayName[])]
+      : [...(sending?.skipDays ?? (RUN_SKIP_DAYS[position % RUN_SKIP_DAYS.length] as DayName[]))],
     single_subject: random.chance(0.5),
     scheduling_strategy: choice.strategy,
-    from_time: nullable ? null : fromTime,
-    to_time: nullable ? null : toTime,
+    from_time: nullable && !sending ? null : fromTime,
+    to_time: nullable && !sending ? null : toTime,
     time_zone: nullable ? null : random.pick(TIME_ZONES),
     add_unsub_link: addUnsubLink,
     unsub_link_type: custom ? "custom" : "auto",

@@ -11,6 +11,7 @@ import {
   type ContactListRecord,
   type DomainRecord,
   type DomainStatus,
+  type SubscriptionPlan,
   type WorkspaceRecord,
 } from "../store/model.ts";
 import type { Account, World } from "../store/world.ts";
@@ -27,7 +28,8 @@ import {
 
 /** Generates an account's workspaces with their sending domains and contact lists. */
 
-const CREDITS_BY_PLAN: Record<(typeof SUBSCRIPTION_PLANS)[number], number> = {
+/** Credits a plan grants at each renewal. */
+export const CREDITS_BY_PLAN: Record<SubscriptionPlan, number> = {
   free: 2_000,
   starter: 20_000,
   growth: 100_000,
@@ -53,17 +55,18 @@ export function seedWorkspaces(world: World, account: Account, random: Random, p
 }
 
 function createWorkspace(world: World, random: Random, position: number): WorkspaceRecord {
-  // The second workspace is on the free plan, which never renews: next_renewal_date stays null.
+  // The second workspace is on the free plan.
   const plan = position === 1 ? "free" : position === 0 ? "growth" : random.pick(SUBSCRIPTION_PLANS);
   const billingPeriod: BillingPeriod = position % 2 === 0 ? "monthly" : "annual";
   const renewalDays = billingPeriod === "monthly" ? 30 : 365;
+  const createdOn = world.now - random.int(400, 900) * DAY_MS - random.int(0, DAY_MS);
   return {
     id: world.ids.take("workspace"),
-    createdOn: world.now - random.int(400, 900) * DAY_MS - random.int(0, DAY_MS),
+    createdOn,
     subscriptionPlan: plan,
     name: WORKSPACE_NAMES[(world.accounts.size + position) % WORKSPACE_NAMES.length] as string,
     creditsRemaining: CREDITS_BY_PLAN[plan] - random.int(0, CREDITS_BY_PLAN[plan] / 10),
-    nextRenewalDate: plan === "free" ? null : world.now + random.int(1, renewalDays) * DAY_MS + random.int(0, DAY_MS),
+    nextRenewalDate: plan === "free" ? endOfFreePeriod(createdOn, renewalDays, world.now) : world.now + random.int(1, renewalDays) * DAY_MS + random.int(0, DAY_MS),
     billingPeriod,
     timeZone: random.pick(TIME_ZONES),
     totalEmailsSent: random.int(0, 5_000),
@@ -74,6 +77,16 @@ function createWorkspace(world: World, random: Random, position: number): Worksp
     contacts: [],
     senders: [],
   };
+}
+
+/**
+ * Spec 2.13 shows next_renewal_date as a date-time, so a free plan has one too: the end of its current
+ * free period. Free periods follow one another from the workspace's creation, one billing period each,
+ * and each restores the free credits.
+ */
+function endOfFreePeriod(createdOn: number, periodDays: number, now: number): number {
+  const period = periodDays * DAY_MS;
+  return createdOn + (Math.floor((now - createdOn) / period) + 1) * period;
 }
 
 function nextDomainStatus(account: Account, random: Random): DomainStatus {

@@ -42,6 +42,18 @@ export class Collection<T> {
     return true;
   }
 
+  /** Removes every record that matches, in one pass; answers how many went. */
+  removeWhere(matches: (record: T) => boolean): number {
+    let kept = 0;
+    for (const record of this.records) if (!matches(record)) this.records[kept++] = record;
+    const removed = this.records.length - kept;
+    if (removed > 0) {
+      this.records.length = kept;
+      this.revision++;
+    }
+    return removed;
+  }
+
   /** Reorders in place, e.g. generated events by time before they are first served. */
   sortBy(compare: (a: T, b: T) => number): void {
     this.records.sort(compare);

@@ -16,9 +16,9 @@ import type {
 import type { Account, World } from "./world.ts";
 
 /**
- * The only places records are created or removed, so that every index (the
- * account's maps, the campaign's listings, a schedule's nested lists) stays in
- * step with the others.
+ * The only places records are created or removed (deletions: removals.ts),
+ * so that every index (the account's maps, the campaign's listings, a
+ * schedule's nested lists) stays in step with the others.
  */
 
 export function campaignCollections(): Pick<CampaignRecord, "leads" | "replies" | "clicks" | "opens"> {
@@ -129,23 +129,35 @@ function insertByTime<T>(collection: Collection<T>, record: T, timeOf: (record: 
   collection.insertAt(low, record);
 }
 
-export function recordOpen(world: World, schedule: ScheduleRecord, at: number): OpenRecord {
+/** An event's time in microseconds, so that events of one millisecond keep their order. */
+const openTime = (open: OpenRecord) => open.openedOn * 1000 + (open.micros ?? 0);
+const clickTime = (click: ClickRecord) => click.clickedOn * 1000 + (click.micros ?? 0);
+
+/** `micros` (1..999) records the open to the microsecond (the sub-millisecond fault); usually absent. */
+export function recordOpen(world: World, schedule: ScheduleRecord, at: number, micros?: number): OpenRecord {
   const open: OpenRecord = { serial: world.ids.take("open"), schedule, openedOn: at };
+  if (micros !== undefined) open.micros = micros;
   schedule.openCount++;
-  if (schedule.firstOpenedOn === null || at < schedule.firstOpenedOn) schedule.firstOpenedOn = at;
+  if (schedule.firstOpenedOn === null || openTime(open) < schedule.firstOpenedOn * 1000 + (schedule.firstOpenedMicros ?? 0)) {
+    schedule.firstOpenedOn = at;
+    // Set only on the few schedules that need it, so that the others keep their shape.
+    if (micros !== undefined) schedule.firstOpenedMicros = micros;
+    else if (schedule.firstOpenedMicros !== undefined) delete schedule.firstOpenedMicros;
+  }
   if (schedule.lastOpenedOn === null || at > schedule.lastOpenedOn) schedule.lastOpenedOn = at;
-  insertByTime(schedule.lead.campaign.opens, open, (record) => record.openedOn);
+  insertByTime(schedule.lead.campaign.opens, open, openTime);
   return open;
 }
 
-export function recordClick(world: World, schedule: ScheduleRecord, link: string, at: number): ClickRecord {
+export function recordClick(world: World, schedule: ScheduleRecord, link: string, at: number, micros?: number): ClickRecord {
   const clicks = (schedule.clicks ??= []);
   // (schedule_id, link, clicked_on) is the listing's natural key: keep it unique.
   let clickedOn = at;
-  while (clicks.some((click) => click.link === link && click.clickedOn === clickedOn)) clickedOn++;
+  while (clicks.some((click) => click.link === link && click.clickedOn === clickedOn && click.micros === micros)) clickedOn++;
   const click: ClickRecord = { id: world.ids.take("click"), schedule, link, clickedOn };
+  if (micros !== undefined) click.micros = micros;
   clicks.push(click);
-  insertByTime(schedule.lead.campaign.clicks, click, (record) => record.clickedOn);
+  insertByTime(schedule.lead.campaign.clicks, click, clickTime);
   return click;
 }
 

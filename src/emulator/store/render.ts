@@ -37,6 +37,12 @@ function isoOrNull(time: number | null): string | null {
   return time === null ? null : iso(time);
 }
 
+/** An event time: three fraction digits, or six when the event was recorded to the microsecond. */
+export function eventIso(time: number, micros: number | undefined): string {
+  const text = iso(time);
+  return micros === undefined ? text : `${text.slice(0, -1)}${String(micros).padStart(3, "0")}Z`;
+}
+
 export function renderWorkspace(workspace: WorkspaceRecord): Workspace {
   return {
     id: workspace.id,
@@ -44,7 +50,7 @@ export function renderWorkspace(workspace: WorkspaceRecord): Workspace {
     subscription_plan: workspace.subscriptionPlan,
     name: workspace.name,
     credits_remaining: workspace.creditsRemaining,
-    next_renewal_date: isoOrNull(workspace.nextRenewalDate),
+    next_renewal_date: iso(workspace.nextRenewalDate),
     billing_period: workspace.billingPeriod,
     time_zone: workspace.timeZone,
     total_emails_sent: workspace.totalEmailsSent,
@@ -134,7 +140,7 @@ export function renderSequence(sequence: SequenceRecord): EmailSequence {
 }
 
 function renderNestedClick(click: ClickRecord): NestedLinkClick {
-  return { id: click.id, link: click.link, clicked_on: iso(click.clickedOn) };
+  return { id: click.id, link: click.link, clicked_on: eventIso(click.clickedOn, click.micros) };
 }
 
 function renderNestedReply(reply: ReplyRecord): NestedReply {
@@ -160,7 +166,7 @@ function renderSchedule(schedule: ScheduleRecord): Schedule {
     sent_on: isoOrNull(schedule.sentOn),
     reply_received: (schedule.replies?.length ?? 0) > 0,
     email_opened: schedule.openCount > 0,
-    email_opened_on: isoOrNull(schedule.firstOpenedOn),
+    email_opened_on: schedule.firstOpenedOn === null ? null : eventIso(schedule.firstOpenedOn, schedule.firstOpenedMicros),
     email_open_count: schedule.openCount,
   };
 }
@@ -181,9 +187,9 @@ export function renderReply(reply: ReplyRecord): Reply {
 }
 
 export function renderClickEvent(click: ClickRecord): LinkClickEvent {
-  return { schedule_id: click.schedule.id, link: click.link, clicked_on: iso(click.clickedOn) };
+  return { schedule_id: click.schedule.id, link: click.link, clicked_on: eventIso(click.clickedOn, click.micros) };
 }
 
 export function renderOpenEvent(open: OpenRecord): EmailOpenEvent {
-  return { schedule_id: open.schedule.id, opened_on: iso(open.openedOn) };
+  return { schedule_id: open.schedule.id, opened_on: eventIso(open.openedOn, open.micros) };
 }

@@ -1,5 +1,5 @@
 import { TRUTH_ENTITIES, type GroundTruth, type TruthEntity } from "../options.ts";
-import { iso } from "./render.ts";
+import { eventIso, iso } from "./render.ts";
 import type { Account, World } from "./world.ts";
 
 /**
@@ -24,8 +24,8 @@ export function groundTruth(world: World, account: Account): GroundTruth {
       }
     }
     for (const reply of campaign.replies.items) keys.replies.add(String(reply.id));
-    for (const click of campaign.clicks.items) keys.link_clicks.add(`${click.schedule.id}|${click.link}|${iso(click.clickedOn)}`);
-    for (const open of campaign.opens.items) keys.email_opens.add(`${open.schedule.id}|${iso(open.openedOn)}`);
+    for (const click of campaign.clicks.items) keys.link_clicks.add(`${click.schedule.id}|${click.link}|${eventIso(click.clickedOn, click.micros)}`);
+    for (const open of campaign.opens.items) keys.email_opens.add(`${open.schedule.id}|${eventIso(open.openedOn, open.micros)}`);
   }
   const sorted = Object.fromEntries(TRUTH_ENTITIES.map((entity) => [entity, [...keys[entity]].sort()])) as Record<TruthEntity, string[]>;
   const counts = Object.fromEntries(TRUTH_ENTITIES.map((entity) => [entity, sorted[entity].length])) as Record<TruthEntity, number>;

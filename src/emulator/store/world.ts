@@ -38,6 +38,8 @@ export class World {
   readonly uids: UidCodec;
   readonly lister: Lister;
   readonly accounts = new Map<string, Account>();
+  /** Leads whose uid takes the long form (UID_MAX_LENGTH characters); every other lead's is short. */
+  readonly longUidLeads = new Set<number>();
 
   constructor(readonly seed: number) {
     this.uids = new UidCodec(seed);
@@ -62,12 +64,14 @@ export class World {
     return account;
   }
 
+  /** The lead with this uid, in the form the lead uses (a long uid's short form names no lead, and vice versa). */
   findLead(account: Account, uid: string): LeadRecord | undefined {
     const id = this.uids.decode("lead", uid);
-    return id === undefined ? undefined : account.leadsById.get(id);
+    const lead = id === undefined ? undefined : account.leadsById.get(id);
+    return lead !== undefined && this.leadUid(lead) === uid ? lead : undefined;
   }
 
   leadUid(lead: LeadRecord): string {
-    return this.uids.encode("lead", lead.id);
+    return this.uids.encode("lead", lead.id, this.longUidLeads.has(lead.id));
   }
 }

@@ -51,4 +51,27 @@ describe("UidCodec", () => {
   it("depends on the seed", () => {
     expect(new UidCodec(43).encode("lead", 1)).not.toBe(codec.encode("lead", 1));
   });
+
+  it("has a long form of exactly 255 characters: the short form, '_' and padding it recognises", () => {
+    for (const kind of ["campaign", "lead", "contactList"] as const) {
+      for (const serial of [1, 77, 4_294_967_295]) {
+        const long = codec.encode(kind, serial, true);
+        expect(long).toHaveLength(255);
+        expect(long.startsWith(`${codec.encode(kind, serial)}_`)).toBe(true);
+        expect(long).toMatch(/^[a-z]+_[0-9a-z]{7}_[0-9a-z]+$/);
+        expect(codec.decode(kind, long)).toBe(serial);
+        expect(codec.encode(kind, serial, true)).toBe(long);
+      }
+    }
+    expect(codec.encode("lead", 1, true).slice(13)).not.toBe(new UidCodec(43).encode("lead", 1, true).slice(13)); // the padding is keyed too
+  });
+
+  it("refuses a long form whose padding or length is not its own", () => {
+    const long = codec.encode("campaign", 9, true);
+    const other = codec.encode("campaign", 10, true);
+    const flipped = `${long.slice(0, 254)}${long.endsWith("a") ? "b" : "a"}`;
+    for (const bad of [long.slice(0, 254), `${long}a`, flipped, `${long.slice(0, 12)}${other.slice(12)}`, `${long.slice(0, 11)}-${long.slice(12)}`]) {
+      expect(codec.decode("campaign", bad)).toBeUndefined();
+    }
+  });
 });
