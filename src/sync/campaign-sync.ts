@@ -1,71 +1,141 @@
 import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
-import type { Campaign } from "../upstream/resources.ts";
+import { UpstreamError, type RecordOf } from "../upstream/client.ts";
 import { loadCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
+import { staleLeads } from "./stale-leads.ts";
 import type { StreamDefinition, StreamScope } from "./stream.ts";
 import { retireUnreferencedSequences } from "./streams/email-sequences.ts";
-import { campaignDetail, emailOpens, emailSequences, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
+import { campaignDetail, emailOpens, emailSequences, LEAD_REFRESH, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
 
 /**
- * Every stream of one campaign, from its checkpoints.
+ * Every stream of one campaign, in two rhythms:
  *
- * Leads change in place while a campaign can still send, so they are walked
- * in full each cycle. Once the campaign is terminal they get one final full
- * walk; after that the cost follows what changed: the event listings are read
- * from where they stopped, and only the leads whose schedules got new events
- * are fetched again.
+ * - `leads`: the campaign's detail (#2), its leads walked in full (they change
+ *   in place while it can send), and its email sequences. Once the campaign is
+ *   terminal its leads get one final full walk, which must be a walk from the
+ *   start that proved it saw every lead; after that the rhythm costs its detail.
+ * - `events`: replies (one request), then link clicks and opens read from
+ *   their cursors (a tail read), then the leads whose schedules do not show
+ *   those events yet (stale-leads.ts), refreshed one by one (#12, at most
+ *   REFRESH_LIMIT a cycle, the rest first in the next cycle), so that
+ *   schedule flags move with the events instead of waiting for the next walk.
+ *   A campaign that never started has no events: nothing is requested.
+ *
+ * `all` runs both as one (`sync --once`, and a worker with COLDSYNC_EVENTS_EVERY=off).
+ * A status the spec does not list is treated as one that can still send.
  */
 
-const isTerminal = (status: string | undefined): boolean =>
-  status !== undefined && (TERMINAL_CAMPAIGN_STATUSES as readonly string[]).includes(status);
+export type Rhythm = "leads" | "events" | "all";
 
-/** Runs the campaign's streams in order, handing each stream's result to `onResult` as it finishes. */
-export async function syncCampaign(ctx: SyncContext, campaignUid: string, runId: number, onResult: (result: StreamResult) => void): Promise<void> {
+/** Leads refreshed one by one per events cycle at most; more wait for the next cycle. */
+export const REFRESH_LIMIT = 50;
+
+export const isTerminal = (status: string | null | undefined): boolean =>
+  typeof status === "string" && (TERMINAL_CAMPAIGN_STATUSES as readonly string[]).includes(status);
+
+/** Statuses of a campaign that has not started sending (contract A.4). */
+const UNSTARTED: ReadonlySet<string> = new Set(["creating", "created", "scheduled"]);
+
+/** Whether a campaign can have replies, clicks or opens: it started (or its status says it must have). */
+export function hasStarted(campaign: { status: string | null; started_running_at: unknown }): boolean {
+  if (campaign.started_running_at !== null && campaign.started_running_at !== undefined) return true;
+  return campaign.status !== null && !UNSTARTED.has(campaign.status);
+}
+
+type Run = <R>(stream: StreamDefinition<R>, options?: Omit<StreamOptions, "runId">) => Promise<StreamResult<R>>;
+
+/** The campaign answered 404 to one of its listings and its detail confirms it is gone: the rest of its streams stop. */
+class CampaignVanished extends Error {}
+
+const notFound = (error: Error | undefined) => error instanceof UpstreamError && error.status === 404;
+
+/** Runs the campaign's streams of `rhythm` in order, handing each stream's result to `onResult` as it finishes. */
+export async function syncCampaign(
+  ctx: SyncContext,
+  campaignUid: string,
+  runId: number,
+  onResult: (result: StreamResult) => void,
+  rhythm: Rhythm = "all",
+): Promise<void> {
   const scope: StreamScope = { account: ctx.account, campaignUid };
-  const run = async <R>(stream: StreamDefinition<R>, options: Omit<StreamOptions, "runId"> = {}) => {
+  const run: Run = async (stream, options = {}) => {
     const result = await runStream(ctx, stream, scope, { runId, ...options });
+    // A campaign deleted upstream while it is synced answers 404 to its listings: its detail says whether it is gone.
+    if (notFound(result.error) && stream.name !== campaignDetail.name) {
+      onResult((await runStream(ctx, campaignDetail, scope, { runId })) as StreamResult);
+      if (await isSoftDeleted(ctx, campaignUid)) {
+        delete result.error;
+        onResult(result as StreamResult);
+        throw new CampaignVanished();
+      }
+    }
     onResult(result as StreamResult);
     return result;
   };
-
-  const detail = await run<Campaign>(campaignDetail, { collect: true });
-  const campaign = detail.records[0];
-  if (detail.error || campaign === undefined) return;
-
-  const leadsCheckpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
-  const finalScanDone =
-    isTerminal(campaign.status) &&
-    isTerminal(leadsCheckpoint.state.scannedStatus) &&
-    leadsCheckpoint.lastCompleteScanAt !== null &&
-    leadsCheckpoint.scanStartedAt === null;
-  if (!finalScanDone) {
-    const walked = await run(leads, { completedState: { scannedStatus: campaign.status } });
-    if (!walked.error) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
+  try {
+    if (rhythm !== "events") {
+      const finished = await syncLeads(ctx, campaignUid, run);
+      if (finished === undefined) return;
+    }
+    if (rhythm !== "leads") await syncEvents(ctx, campaignUid, run);
+  } catch (error) {
+    if (!(error instanceof CampaignVanished)) throw error;
   }
+}
 
-  // Only a terminal campaign past its final scan needs to know which events are new.
-  const collect = finalScanDone;
-  const newReplies = await run(replies, { collect });
-  const newClicks = await run(linkClicks, { collect });
-  const newOpens = await run(emailOpens, { collect });
+async function isSoftDeleted(ctx: SyncContext, campaignUid: string): Promise<boolean> {
+  const row = await ctx.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", campaignUid).executeTakeFirst();
+  return row?._deleted_at !== null && row?._deleted_at !== undefined;
+}
 
-  if (finalScanDone) {
-    const touchedSchedules = new Set<number>([
+/** The leads rhythm; resolves to the campaign's detail, or undefined when it could not be read. */
+async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promise<RecordOf<"campaign_detail"> | undefined> {
+  const detail = await run<RecordOf<"campaign_detail">>(campaignDetail, { collect: true });
+  const campaign = detail.records[0];
+  if (detail.error || campaign === undefined) return undefined;
+  if (await finalScanDone(ctx, campaignUid, campaign.status)) return campaign;
+  const walked = await run(leads, { completedState: { scannedStatus: campaign.status ?? undefined } });
+  if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
+  await run(emailSequences);
+  return campaign;
+}
+
+/** A terminal campaign whose leads had their final, proven walk: they are not walked again. */
+async function finalScanDone(ctx: SyncContext, campaignUid: string, status: string | null): Promise<boolean> {
+  if (!isTerminal(status)) return false;
+  const checkpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
+  return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null;
+}
+
+async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run): Promise<void> {
+  const campaign = await ctx.db
+    .selectFrom("campaigns")
+    .select(["status", "started_running_at"])
+    .where("uid", "=", campaignUid)
+    .where("_deleted_at", "is", null)
+    .executeTakeFirst();
+  if (campaign === undefined || !hasStarted(campaign)) return;
+
+  const since = new Date();
+  const newReplies = await run(replies, { collect: true });
+  const newClicks = await run(linkClicks, { collect: true });
+  const newOpens = await run(emailOpens, { collect: true });
+
+  const fresh = [
+    ...new Set([
       ...newReplies.fresh.map((reply) => reply.schedule_id),
       ...newClicks.fresh.map((click) => click.schedule_id),
       ...newOpens.fresh.map((open) => open.schedule_id),
-    ]);
-    if (touchedSchedules.size > 0) {
-      const rows = await ctx.db
-        .selectFrom("schedules")
-        .select("lead_uid")
-        .distinct()
-        .where("id", "in", [...touchedSchedules])
-        .execute();
-      await run(leadsByUid(rows.map((row) => row.lead_uid)));
-    }
+    ]),
+  ];
+  // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
+  const stale = await staleLeads(ctx, campaignUid, { fresh, since });
+  const refreshed = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: LEAD_REFRESH });
+  const due = [...new Set([...(refreshed.state.waiting ?? []), ...stale])];
+  if (due.length === 0) return;
+  if (due.length > REFRESH_LIMIT) {
+    ctx.logger.info({ campaignUid, leads: due.length, limit: REFRESH_LIMIT }, "more leads need a refresh than one cycle takes; the rest wait for the next cycle");
   }
-
-  await run(emailSequences);
+  await run(leadsByUid(due.slice(0, REFRESH_LIMIT)), { completedState: { waiting: due.slice(REFRESH_LIMIT) } });
 }

@@ -16,8 +16,14 @@ export interface CheckpointKey {
 export interface CheckpointState {
   /** Natural keys of the last records before the cursor, newest last: the overlap a resumed walk must find again. */
   tail?: string[];
-  /** The campaign status during the last complete walk of its leads (a terminal one means the final scan is done). */
+  /** The campaign status during the last proven walk of its leads (a terminal one means the final scan is done). */
   scannedStatus?: string;
+  /** Rows (`table:key`) the last read of an unpaged listing lacked: soft-deleted if the next read lacks them too. */
+  missing?: string[];
+  /** The complete scan before the last one (ISO): with `last_complete_scan_at`, the cadence a rhythm achieved. */
+  previousCompleteScanAt?: string;
+  /** Leads a refresh found stale but could not take in its cycle (over the limit): the next cycle takes them first. */
+  waiting?: string[];
 }
 
 export interface Checkpoint {
@@ -78,4 +84,9 @@ export async function saveCheckpoint(
     .values({ account: key.account, campaign_uid: key.campaignUid, stream: key.stream, ...values })
     .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet(values))
     .execute();
+}
+
+/** The state that remembers a checkpoint's last complete scan as the previous one, when the next one completes. */
+export function previousScan(checkpoint: Checkpoint): Pick<CheckpointState, "previousCompleteScanAt"> {
+  return checkpoint.lastCompleteScanAt === null ? {} : { previousCompleteScanAt: checkpoint.lastCompleteScanAt.toISOString() };
 }

@@ -2,6 +2,8 @@ import type { Kysely } from "kysely";
 import type { Logger } from "../logger.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
+import type { ByteBudget } from "./byte-budget.ts";
+import type { RunLocks } from "../warehouse/run-locks.ts";
 
 /** Who started a run; stored in sync_runs.trigger. */
 export type RunTrigger = "cli" | "worker" | "demo";
@@ -9,6 +11,10 @@ export type RunTrigger = "cli" | "worker" | "demo";
 /** Hooks for metrics; every one is optional. */
 export interface SyncObserver {
   onRowsWritten?(table: string, rows: number): void;
+  /** A record, or a part of one, that could not be placed. */
+  onRejected?(stream: string): void;
+  /** Deviating fields a stream met, per `table.field`. */
+  onFieldIssues?(stream: string, field: string, count: number): void;
   onStreamFinished?(event: { campaignUid: string | null; stream: string; durationMs: number; ok: boolean }): void;
 }
 
@@ -22,5 +28,9 @@ export interface SyncContext {
   trigger: RunTrigger;
   /** Aborting stops after the page whose transaction is in flight has committed. */
   signal?: AbortSignal;
+  /** Keeps one campaign synced by one process at a time; without it (tests of one process) nothing is locked. */
+  locks?: RunLocks;
   observer?: SyncObserver;
+  /** Bounds the bytes of pages fetched but not yet written, across every run sharing it (one per process). */
+  pageBudget?: ByteBudget;
 }

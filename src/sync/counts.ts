@@ -4,8 +4,8 @@ import type { SyncedTableName } from "../warehouse/tables.ts";
 
 /**
  * What the warehouse holds of one stream, to compare with the upstream's
- * total: its live rows, and the records of it that were rejected. Every
- * upstream record must be one or the other.
+ * total: its live rows, and the records of it that could not be placed and
+ * are still met (not resolved). Every upstream record must be one or the other.
  */
 
 export async function liveRows(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>): Promise<number> {
@@ -14,13 +14,16 @@ export async function liveRows(db: Kysely<Database>, table: SyncedTableName, fil
   return Number((await query.executeTakeFirst())?.count ?? 0);
 }
 
-export async function rejectedRecords(db: Kysely<Database>, account: string, stream: string, campaignUid: string | null): Promise<number> {
+/** Rejected top-level records (not parts of records) of a stream and scope that are still met. */
+export async function currentRejected(db: Kysely<Database>, account: string, stream: string, campaignUid: string | null): Promise<number> {
   const row = await db
     .selectFrom("rejected_records")
     .select(sql<string>`count(*)`.as("count"))
     .where("account", "=", account)
     .where("stream", "=", stream)
     .where("campaign_uid", campaignUid === null ? "is" : "=", campaignUid)
+    .where("parent_key", "is", null)
+    .where("resolved_at", "is", null)
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }

@@ -3,7 +3,7 @@ import { runList } from "./run-list.ts";
 import { runLookup } from "./run-lookup.ts";
 import { runPaged } from "./run-paged.ts";
 import type { StreamDefinition, StreamScope } from "./stream.ts";
-import { SyncAbortedError, type StreamOptions, type StreamResult } from "./stream-run.ts";
+import { emptyCounts, SyncAbortedError, type StreamOptions, type StreamResult } from "./stream-run.ts";
 
 /**
  * The one engine that runs every stream, whatever its kind: it fetches,
@@ -19,8 +19,7 @@ export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>
     stream: stream.name,
     campaignUid: scope.campaignUid,
     fetched: 0,
-    written: 0,
-    rejected: 0,
+    ...emptyCounts(),
     fresh: [],
     records: [],
     durationMs: 0,

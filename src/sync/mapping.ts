@@ -1,28 +1,57 @@
 import type { z } from "zod";
+import { parseInstant } from "../upstream/instant.ts";
+import type { FieldIssue } from "../upstream/tolerant.ts";
 
 /**
  * Small helpers shared by the row mappings of the streams.
  */
 
 /** Upstream fields the spec does not know, kept in `_extra` (null when there are none). */
-export function unknownFields(record: object, schema: z.ZodType): Record<string, unknown> | null {
-  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-  const extra = Object.entries(record).filter(([field]) => !(field in shape));
-  return extra.length === 0 ? null : Object.fromEntries(extra);
+export function unknownFields(record: object | null, schema: z.ZodObject): Record<string, unknown> | null {
+  if (record === null) return null;
+  const shape = schema.shape;
+  let extra: Record<string, unknown> | null = null;
+  for (const field in record) {
+    if (!(field in shape)) (extra ??= {})[field] = (record as Record<string, unknown>)[field];
+  }
+  return extra;
 }
 
-/** Date-times travel as ISO strings and land as timestamptz; keys use the same normal form. */
-export function toDate(value: string): Date;
-export function toDate(value: string | null): Date | null;
-export function toDate(value: string | null): Date | null {
-  return value === null ? null : new Date(value);
-}
-
-export function isoKey(value: string): string {
-  return new Date(value).toISOString();
+/**
+ * A date-time as the warehouse stores it: canonical instant text, which keeps
+ * the upstream's microseconds (a Date would round them away).
+ */
+export function instant(value: string | null): string | null {
+  return value === null ? null : parseInstant(value);
 }
 
 /** Composite natural keys are joined with "|", as in the emulator's ground truth. */
-export function compositeKey(...parts: (string | number)[]): string {
+export function compositeKey(...parts: (string | number | null)[]): string {
   return parts.join("|");
+}
+
+/**
+ * Leaves out (as undefined) each column of `row` whose field deviated and
+ * could not be read, so that it overwrites nothing: a new row gets NULL there,
+ * an existing row keeps what it holds, and the row's `_field_issues` says why.
+ * `prefix` is where the row's fields sit in the record (`schedules.2`), and
+ * `pathOf` names a column's field when the two differ (`settings.name`).
+ * A clean record costs one length check.
+ */
+export function withoutUnreadable<T extends object>(
+  row: T,
+  issues: readonly FieldIssue[],
+  prefix = "",
+  pathOf: (column: string) => string = (column) => column,
+): T {
+  if (issues.length === 0) return row;
+  const start = prefix === "" ? "" : `${prefix}.`;
+  const fields = row as Record<string, unknown>;
+  for (const column of Object.keys(fields)) {
+    if (fields[column] !== null) continue;
+    const path = `${start}${pathOf(column)}`;
+    // The field itself, or an object above it (a `settings` that arrived as null), could not be read.
+    if (issues.some((issue) => path === issue.path || path.startsWith(`${issue.path}.`))) fields[column] = undefined;
+  }
+  return row;
 }

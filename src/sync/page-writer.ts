@@ -1,43 +1,72 @@
 import type { Kysely, Transaction } from "kysely";
-import type { RejectedRecord } from "../upstream/client.ts";
+import { addStage, stageStart } from "../stage-timings.ts";
+import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import { recordRejected, upsert } from "../warehouse/upsert.ts";
-import type { SyncObserver } from "./context.ts";
-import type { RowBatch, StreamDefinition, StreamScope } from "./stream.ts";
+import type { SyncContext } from "./context.ts";
+import { sourceOf, type RowBatch, type StreamDefinition, type StreamScope } from "./stream.ts";
+import type { WriteCounts } from "./stream-run.ts";
 
 /**
  * Turns one page of records into warehouse rows and writes them, together
- * with the page's rejected records and whatever the caller adds (the
- * checkpoint), in one transaction.
+ * with the records and parts of records that could not be placed and whatever
+ * the caller adds (the checkpoint), in one transaction.
  */
 
 export interface PageWrite<R> {
   stream: StreamDefinition<R>;
   scope: StreamScope;
-  records: readonly R[];
+  records: readonly ReadRecord<R>[];
+  /** Records of the page that could not be placed. */
   rejected: readonly RejectedRecord[];
   runId: number;
-  syncedAt: Date;
-}
-
-export interface WriteCounts {
-  written: number;
-  rejected: number;
+  /** When the request that got the page was sent. */
+  observedAt: Date;
 }
 
 const DEADLOCK_RETRIES = 5;
 const RETRYABLE_SQLSTATES = new Set(["40P01", "40001"]);
 
-/** The page's rows per table (upsert() keeps one per natural key, the last). */
-export function rowsOf<R>(stream: StreamDefinition<R>, records: readonly R[], scope: StreamScope): RowBatch {
+interface MappedPage {
+  batch: RowBatch;
+  /** The page's own rejected records and the parts its records could not place. */
+  rejected: RejectedRecord[];
+}
+
+/** The page's rows per table (upsert() keeps one per natural key, the last), and what could not be placed. */
+export function mapPage<R>(stream: StreamDefinition<R>, records: readonly ReadRecord<R>[], scope: StreamScope, observedAt: Date): MappedPage {
+  const mappingStart = stageStart();
   const batch: Record<string, unknown[]> = {};
+  const rejected: RejectedRecord[] = [];
   for (const record of records) {
-    for (const [table, rows] of Object.entries(stream.rows(record, scope))) {
+    const context = {
+      scope,
+      observedAt,
+      reject: (part: Omit<RejectedRecord, "stream" | "parentKey">) => rejected.push({ ...part, stream: sourceOf(stream), parentKey: stream.key(record.value) }),
+    };
+    for (const [table, rows] of Object.entries(stream.rows(record, context))) {
       if (rows && rows.length > 0) (batch[table] ??= []).push(...rows);
     }
   }
-  return batch as RowBatch;
+  addStage("mapping", mappingStart);
+  return { batch: batch as RowBatch, rejected };
+}
+
+/** Deviating fields per `table.field`, counted over the rows that carry any (array positions as `*`). */
+function countFieldIssues(batch: RowBatch): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [table, rows] of Object.entries(batch)) {
+    for (const row of rows as { _field_issues?: unknown }[]) {
+      const issues = row._field_issues as Record<string, unknown> | null | undefined;
+      if (!issues) continue;
+      for (const path of Object.keys(issues)) {
+        const field = `${table}.${path.replace(/\.\d+(?=\.|$)/g, ".*")}`;
+        counts[field] = (counts[field] ?? 0) + 1;
+      }
+    }
+  }
+  return counts;
 }
 
 /** Rows sorted by key, so concurrent transactions lock shared rows (contacts) in one order and cannot deadlock. */
@@ -46,59 +75,72 @@ function sortKey(row: Record<string, unknown>): string {
   return typeof key === "number" ? key.toString().padStart(12, "0") : String(key);
 }
 
+/** Each row's key is built once, not once per comparison. */
 function sorted<T>(rows: readonly T[]): T[] {
-  return [...rows].sort((left, right) => {
-    const a = sortKey(left as Record<string, unknown>);
-    const b = sortKey(right as Record<string, unknown>);
-    return a < b ? -1 : a > b ? 1 : 0;
-  });
+  const keyed = rows.map((row) => ({ key: sortKey(row as Record<string, unknown>), row }));
+  keyed.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+  return keyed.map((entry) => entry.row);
+}
+
+/** Who wrote a batch: the name its field issues are kept under, and the tables it holds copies in. */
+export interface BatchSource {
+  name: string;
+  copiesInto?: readonly SyncedTableName[];
 }
 
 export async function writeRows(
   trx: Transaction<Database>,
   batch: RowBatch,
   syncedAt: Date,
-  observer?: SyncObserver,
+  source: BatchSource,
+  onWritten?: (table: string, rows: number) => void,
 ): Promise<number> {
   let written = 0;
   const tables = Object.keys(batch).sort() as SyncedTableName[];
   for (const table of tables) {
     const rows = batch[table] as RowInput<typeof table>[] | undefined;
     if (!rows || rows.length === 0) continue;
-    const result = await upsert(trx, table, sorted(rows), syncedAt);
+    const revive = !source.copiesInto?.includes(table);
+    const sortStart = stageStart();
+    const ordered = sorted(rows);
+    addStage("sqlBuild", sortStart);
+    const result = await upsert(trx, table, ordered, syncedAt, { source: source.name, revive });
     const count = result.inserted + result.updated;
     written += count;
-    if (count > 0) observer?.onRowsWritten?.(table, count);
+    if (count > 0) onWritten?.(table, count);
   }
   return written;
 }
 
-export async function writePage<R>(
-  db: Kysely<Database>,
-  write: PageWrite<R>,
-  alsoInTransaction: (trx: Transaction<Database>) => Promise<void>,
-  observer?: SyncObserver,
-): Promise<WriteCounts> {
-  const batch = rowsOf(write.stream, write.records, write.scope);
-  return inTransaction(db, async (trx) => {
-    const written = await writeRows(trx, batch, write.syncedAt, observer);
-    if (write.rejected.length > 0) {
-      await recordRejected(
-        trx,
-        write.rejected.map((rejected) => ({
-          run_id: write.runId,
-          account: write.scope.account,
-          stream: rejected.stream,
-          campaign_uid: write.scope.campaignUid,
-          reason: rejected.reason,
-          payload: rejected.payload,
-        })),
-        write.syncedAt,
-      );
-    }
+export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoInTransaction: (trx: Transaction<Database>) => Promise<void>): Promise<WriteCounts> {
+  const { stream, scope } = write;
+  const { batch, rejected: parts } = mapPage(stream, write.records, scope, write.observedAt);
+  const rejected = [...write.rejected.map((record) => ({ ...record, skipped: record.skipped ?? stream.childrenOf?.(record.payload) ?? 0 })), ...parts];
+  const fieldIssues = countFieldIssues(batch);
+  const syncedAt = new Date();
+  const written = await inTransaction(ctx.db, async (trx) => {
+    const count = await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
+    await recordRejected(
+      trx,
+      rejected.map((record) => ({
+        run_id: write.runId,
+        account: scope.account,
+        stream: record.stream,
+        campaign_uid: scope.campaignUid,
+        reason: record.reason,
+        payload: record.payload,
+        record_key: record.recordKey,
+        parent_key: record.parentKey ?? null,
+        skipped: record.skipped ?? 0,
+      })),
+      syncedAt,
+    );
     await alsoInTransaction(trx);
-    return { written, rejected: write.rejected.length };
+    return count;
   });
+  for (const record of rejected) ctx.observer?.onRejected?.(record.stream);
+  for (const [field, count] of Object.entries(fieldIssues)) ctx.observer?.onFieldIssues?.(stream.name, field, count);
+  return { written, rejected: rejected.length, skipped: rejected.reduce((sum, record) => sum + (record.skipped ?? 0), 0), fieldIssues };
 }
 
 /** Runs `work` in a transaction, retrying when PostgreSQL picked it as a deadlock or serialization victim. */

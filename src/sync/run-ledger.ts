@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database, RunOutcome } from "../warehouse/database.ts";
+import { runLockName, type RunLock, type RunLocks } from "../warehouse/run-locks.ts";
 import type { RunTrigger, SyncContext } from "./context.ts";
 import type { StreamResult } from "./engine.ts";
 
@@ -12,6 +13,7 @@ export interface StreamTotals {
   fetched: number;
   written: number;
   rejected: number;
+  skipped: number;
 }
 
 export interface RunFailure {
@@ -22,11 +24,20 @@ export interface RunFailure {
 
 export interface RunSummary {
   runId: number;
+  /**
+   * `succeeded`: every stream finished and every record was placed; `partial`: some stream failed, or some
+   * record (or part of one) could not be placed; `failed`: nothing was fetched; `aborted`: asked to stop.
+   */
   outcome: Exclude<RunOutcome, "running">;
   streams: Record<string, StreamTotals>;
   requests: number;
   retries: number;
+  /** Records and parts of records that could not be placed (rejected_records). */
   rejected: number;
+  /** Records below those that could not be placed because they could not. */
+  skipped: number;
+  /** Deviating fields met, per `table.field`: kept as NULL or coerced, each named on its row. */
+  fieldIssues: Record<string, number>;
   durationMs: number;
   failures: RunFailure[];
 }
@@ -34,6 +45,7 @@ export interface RunSummary {
 export class RunLedger {
   readonly streams: Record<string, StreamTotals> = {};
   readonly failures: RunFailure[] = [];
+  readonly fieldIssues: Record<string, number> = {};
   #aborted = false;
 
   private constructor(
@@ -41,38 +53,35 @@ export class RunLedger {
     readonly runId: number,
     private readonly startedAt: Date,
     private readonly ctx: SyncContext,
+    private readonly lock: RunLock | undefined,
   ) {}
 
-  /** `ctx.client` must be the run's own view (UpstreamClient#tallied), whose counts are the run's. */
-  static async open(ctx: SyncContext, scope: string | null, trigger: RunTrigger = ctx.trigger): Promise<RunLedger> {
+  /**
+   * `ctx.client` must be the run's own view (UpstreamClient#tallied), whose counts are the run's.
+   * `rhythm` says which of a campaign's rhythms the run is (null for a run of everything).
+   */
+  static async open(ctx: SyncContext, scope: string | null, rhythm: "leads" | "events" | null = null, trigger: RunTrigger = ctx.trigger): Promise<RunLedger> {
     const startedAt = new Date();
-    // Runs of one scope never overlap (the worker leases campaigns; discovery is one scheduler), so a
-    // row of the same scope still "running" belongs to a process that died before it could close it.
-    await ctx.db
-      .updateTable("sync_runs")
-      .set({
-        outcome: "aborted",
-        finished_at: startedAt,
-        errors: JSON.stringify([{ campaign_uid: scope, stream: "run", message: "the process running it stopped before it finished" }]),
-      })
-      .where("account", "=", ctx.account)
-      .where("trigger", "=", trigger)
-      .where("outcome", "=", "running")
-      .where((eb) => (scope === null ? eb("scope", "is", null) : eb("scope", "=", scope)))
-      .execute();
+    // The run holds a lock of its own while it lasts, taken before its row exists, so that a sweep never
+    // mistakes it for a dead process's run; runs whose lock nobody holds are closed now.
+    const holder = ctx.locks ? runLockName() : null;
+    const lock = holder === null ? undefined : ((await ctx.locks?.acquire(holder)) ?? undefined);
+    if (ctx.locks) await closeAbandonedRuns(ctx.db, ctx.locks, ctx.account, startedAt);
     const row = await ctx.db
       .insertInto("sync_runs")
-      .values({ account: ctx.account, scope, trigger, started_at: startedAt, outcome: "running" })
+      .values({ account: ctx.account, scope, rhythm, trigger, started_at: startedAt, outcome: "running", holder })
       .returning("id")
       .executeTakeFirstOrThrow();
-    return new RunLedger(ctx.db, Number(row.id), startedAt, ctx);
+    return new RunLedger(ctx.db, Number(row.id), startedAt, ctx, lock);
   }
 
   add(result: StreamResult): void {
-    const totals = (this.streams[result.stream] ??= { fetched: 0, written: 0, rejected: 0 });
+    const totals = (this.streams[result.stream] ??= { fetched: 0, written: 0, rejected: 0, skipped: 0 });
     totals.fetched += result.fetched;
     totals.written += result.written;
     totals.rejected += result.rejected;
+    totals.skipped += result.skipped;
+    for (const [field, count] of Object.entries(result.fieldIssues)) this.fieldIssues[field] = (this.fieldIssues[field] ?? 0) + count;
     if (result.error) this.failures.push({ campaignUid: result.campaignUid, stream: result.stream, error: result.error });
   }
 
@@ -88,16 +97,24 @@ export class RunLedger {
     return Object.values(this.streams).reduce((sum, totals) => sum + totals.rejected, 0);
   }
 
+  get skipped(): number {
+    return Object.values(this.streams).reduce((sum, totals) => sum + totals.skipped, 0);
+  }
+
+  #outcome(): RunSummary["outcome"] {
+    if (this.#aborted) return "aborted";
+    if (this.failures.length > 0) {
+      const fetchedAnything = Object.values(this.streams).some((totals) => totals.fetched > 0);
+      return fetchedAnything ? "partial" : "failed";
+    }
+    // Every stream finished, but a record that could not be placed (and what hung from it) is not in the warehouse.
+    return this.rejected > 0 || this.skipped > 0 ? "partial" : "succeeded";
+  }
+
   async close(): Promise<RunSummary> {
     const stats = this.ctx.client.stats;
     const finishedAt = new Date();
-    const outcome: RunSummary["outcome"] = this.#aborted
-      ? "aborted"
-      : this.failures.length === 0
-        ? "succeeded"
-        : Object.keys(this.streams).length > 0 && Object.values(this.streams).some((totals) => totals.fetched > 0)
-          ? "partial"
-          : "failed";
+    const outcome = this.#outcome();
     const summary: RunSummary = {
       runId: this.runId,
       outcome,
@@ -105,6 +122,8 @@ export class RunLedger {
       requests: stats.requests,
       retries: stats.retries,
       rejected: this.rejected,
+      skipped: this.skipped,
+      fieldIssues: this.fieldIssues,
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
       failures: this.failures,
     };
@@ -117,12 +136,41 @@ export class RunLedger {
         requests: summary.requests,
         retries: summary.retries,
         rejected: summary.rejected,
+        skipped: summary.skipped,
+        field_issues: JSON.stringify(summary.fieldIssues),
         errors: JSON.stringify(
           this.failures.map((failure) => ({ campaign_uid: failure.campaignUid, stream: failure.stream, message: failure.error.message })),
         ),
       })
       .where("id", "=", this.runId)
       .execute();
+    await this.lock?.release();
     return summary;
   }
+}
+
+/**
+ * Closes as aborted the account's runs still `running` whose process is gone:
+ * no session holds the lock the run named as its holder (PostgreSQL released
+ * it when that process's connection ended). Called when a run opens, when the
+ * worker starts and after each discovery, so a dead worker's runs are closed
+ * within one discovery period. Returns how many it closed.
+ */
+export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, account: string, at: Date = new Date()): Promise<number> {
+  const running = await db.selectFrom("sync_runs").select(["id", "holder"]).where("account", "=", account).where("outcome", "=", "running").execute();
+  if (running.length === 0) return 0;
+  const held = await locks.held(db, running.flatMap((row) => (row.holder === null ? [] : [row.holder])));
+  const abandoned = running.filter((row) => row.holder === null || !held.has(row.holder)).map((row) => row.id);
+  if (abandoned.length === 0) return 0;
+  await db
+    .updateTable("sync_runs")
+    .set({
+      outcome: "aborted",
+      finished_at: at,
+      errors: JSON.stringify([{ campaign_uid: null, stream: "run", message: "the process running it stopped before it finished" }]),
+    })
+    .where("id", "in", abandoned)
+    .where("outcome", "=", "running")
+    .execute();
+  return abandoned.length;
 }

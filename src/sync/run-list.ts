@@ -1,52 +1,60 @@
 import { sql } from "kysely";
+import { addStage, stageStart } from "../stage-timings.ts";
 import { NATURAL_KEYS } from "../warehouse/tables.ts";
-import { loadCheckpoint, saveCheckpoint } from "./checkpoints.ts";
+import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { naturalKeyText } from "./natural-keys.ts";
 import { writePage } from "./page-writer.ts";
-import { SoftDeleteKeys } from "./soft-delete.ts";
+import { WalkCoverage } from "./soft-delete.ts";
 import type { ListStream, StreamScope } from "./stream.ts";
-import { checkpointKey, type StreamOptions, type StreamResult } from "./stream-run.ts";
+import { addCounts, checkpointKey, type StreamOptions, type StreamResult } from "./stream-run.ts";
 
-/** A listing that arrives whole (workspaces, replies): one transaction for the records, soft-deletes and checkpoint. */
+/**
+ * A listing that arrives whole (workspaces, replies): one transaction for the
+ * records, soft-deletes and checkpoint. Such a listing has no total to check a
+ * short or empty answer against, so a row it leaves out is soft-deleted only
+ * when two reads in a row leave it out.
+ */
 
 export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
-  const parsed = await stream.fetch(ctx.client, scope, ctx.signal);
+  const readStartedAt = new Date();
+  const waitStart = stageStart();
+  const listing = await stream.fetch(ctx.client, scope, ctx.signal);
+  addStage("fetchWait", waitStart);
   const known = options.collect && checkpoint.lastCompleteScanAt !== null ? await knownKeys(ctx, stream as ListStream<unknown>, scope) : new Set<string>();
-  const firstRule = stream.softDelete?.[0];
-  const vouched = new SoftDeleteKeys(stream);
-  vouched.add(parsed.records);
+  const coverage = new WalkCoverage(stream);
+  coverage.add(listing.records, listing.rejected);
   const counts = await writePage(
-    ctx.db,
-    { stream, scope, records: parsed.records, rejected: parsed.rejected, runId: options.runId, syncedAt: new Date() },
+    ctx,
+    { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
       const completedAt = new Date();
-      await vouched.markMissing(trx, scope, completedAt);
+      const missing = coverage.identifiesAll ? await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? []) : (checkpoint.state.missing ?? []);
+      await coverage.resolveRejected(trx, scope, readStartedAt, completedAt);
       await saveCheckpoint(
         trx,
         key,
         {
           cursorOffset: 0,
-          upstreamTotal: parsed.records.length + parsed.rejected.length,
+          upstreamTotal: listing.records.length + listing.rejected.length,
           fingerprint: null,
           scanStartedAt: null,
           lastCompleteScanAt: completedAt,
-          state: { ...checkpoint.state, ...options.completedState },
+          state: { ...checkpoint.state, ...options.completedState, missing, ...previousScan(checkpoint) },
         },
         options.runId,
       );
     },
-    ctx.observer,
   );
-  result.fetched = parsed.records.length + parsed.rejected.length;
-  result.written = counts.written;
-  result.rejected = counts.rejected;
+  result.fetched = listing.records.length + listing.rejected.length;
+  addCounts(result, counts);
   if (!options.collect) return;
-  result.fresh = firstRule
-    ? parsed.records.filter((record) => firstRule.keys(record).some((key) => !known.has(naturalKeyText(firstRule.table, key))))
-    : parsed.records;
+  const firstRule = stream.softDelete?.[0];
+  result.fresh = listing.records
+    .map((record) => record.value)
+    .filter((record) => !firstRule || (firstRule.keys(record) ?? []).some((vouched) => !known.has(naturalKeyText(firstRule.table, vouched))));
 }
 
 /** Natural keys of the stream's rows already in the warehouse, to tell new records from known ones. */
@@ -59,4 +67,3 @@ async function knownKeys(ctx: SyncContext, stream: ListStream<unknown>, scope: S
   const rows = (await query.execute()) as Record<string, unknown>[];
   return new Set(rows.map((row) => naturalKeyText(rule.table, row)));
 }
-

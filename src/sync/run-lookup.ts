@@ -1,47 +1,54 @@
+import { addStage, stageStart } from "../stage-timings.ts";
 import { InvalidRecordError, UpstreamError } from "../upstream/client.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
-import { loadCheckpoint, saveCheckpoint } from "./checkpoints.ts";
+import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
-import { writePage } from "./page-writer.ts";
-import { SoftDeleteKeys } from "./soft-delete.ts";
+import { inTransaction, writePage } from "./page-writer.ts";
+import { cascadeDeletes, resolveRejectedBefore, WalkCoverage } from "./soft-delete.ts";
 import type { LookupStream, StreamScope } from "./stream.ts";
-import { checkpointKey, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
+import { addCounts, checkpointKey, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
 
-/** Records fetched one by one (a campaign's detail, email sequences): a 404 soft-deletes, an invalid one is rejected. */
+/**
+ * Records fetched one by one (a campaign's detail, email sequences, leads to
+ * refresh): a 404 soft-deletes the record (and what hangs from it), an answer
+ * that cannot be placed is rejected under the identifier that was asked for.
+ */
 
 export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
-  const ids = await stream.ids(ctx.db, scope, checkpoint.lastCompleteScanAt);
+  const ids = await stream.ids(ctx.db, scope);
   for (const id of ids) {
     throwIfAborted(ctx.signal);
-    let record: R;
+    const requested = `requested=${id}`;
+    const readStartedAt = new Date();
+    result.fetched += 1;
+    let lookup;
     try {
-      record = await stream.fetch(ctx.client, id, ctx.signal);
+      const waitStart = stageStart();
+      lookup = await stream.fetch(ctx.client, id, ctx.signal);
+      addStage("fetchWait", waitStart);
     } catch (error) {
-      result.fetched += 1;
       if (error instanceof InvalidRecordError) {
-        const counts = await writePage(ctx.db, { stream, scope, records: [], rejected: [error.rejected], runId: options.runId, syncedAt: new Date() }, async () => undefined);
-        result.rejected += counts.rejected;
+        const rejected = { ...error.rejected, recordKey: requested };
+        addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
         continue;
       }
       if (error instanceof UpstreamError && error.status === 404) {
-        await markDeleted(ctx.db, stream.missing.table, { [stream.missing.column]: id } as never, [], new Date());
+        await gone(ctx, stream, id);
         continue;
       }
       throw error;
     }
-    result.fetched += 1;
-    if (options.collect) result.records.push(record);
-    const vouched = new SoftDeleteKeys(stream);
-    vouched.add([record]);
-    const counts = await writePage(
-      ctx.db,
-      { stream, scope, records: [record], rejected: [], runId: options.runId, syncedAt: new Date() },
-      (trx) => vouched.markMissing(trx, scope, new Date()),
-      ctx.observer,
-    );
-    result.written += counts.written;
+    if (options.collect) result.records.push(lookup.record.value);
+    const coverage = new WalkCoverage(stream);
+    coverage.add([lookup.record]);
+    const counts = await writePage(ctx, { stream, scope, records: [lookup.record], rejected: [], runId: options.runId, observedAt: lookup.observedAt }, async (trx) => {
+      const at = new Date();
+      await coverage.markMissing(trx, scope, at);
+      await resolveRejectedBefore(trx, scope, stream.name, readStartedAt, at, requested);
+    });
+    addCounts(result, counts);
   }
   await saveCheckpoint(
     ctx.db,
@@ -52,9 +59,21 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       upstreamTotal: ids.length,
       scanStartedAt: null,
       lastCompleteScanAt: new Date(),
-      state: { ...checkpoint.state, ...options.completedState },
+      state: { ...checkpoint.state, ...options.completedState, ...previousScan(checkpoint) },
     },
     options.runId,
   );
 }
 
+/** The upstream no longer knows the record: soft-delete it, and what hangs from it. */
+async function gone<R>(ctx: SyncContext, stream: LookupStream<R>, id: string | number): Promise<void> {
+  const at = new Date();
+  const filter = { [stream.missing.column]: id };
+  await inTransaction(ctx.db, async (trx) => {
+    await markDeleted(trx, stream.missing.table, filter as never, [], at);
+    for (const cascade of stream.cascade ?? []) {
+      // From the record's own table a cascade takes what hangs from that record; further down, what hangs from the rows this deletion took.
+      await cascadeDeletes(trx, cascade, cascade.from === stream.missing.table ? filter : { _deleted_at: at }, at);
+    }
+  });
+}

@@ -1,20 +1,40 @@
+import { addStage, stageStart } from "../stage-timings.ts";
 import type { Page } from "../upstream/client.ts";
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
-import { liveRows, rejectedRecords } from "./counts.ts";
+import { currentRejected, liveRows } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
-import { SoftDeleteKeys } from "./soft-delete.ts";
+import { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
-import { checkpointKey, fingerprint, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
-import { walk, type WalkStart } from "./walk.ts";
+import { ByteBudget } from "./byte-budget.ts";
+import { addCounts, checkpointKey, fingerprint, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
+import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts";
 
 /**
  * A paginated listing: walked with a healing cursor, each page written with
- * its checkpoint, checked against the upstream's total, then soft-deletes.
+ * its checkpoint, then the scan is completed.
+ *
+ * Only a walk that started at offset 0 and can prove it saw every record may
+ * soft-delete what it did not see, or count as a campaign status's full scan:
+ * it must have seen at least as many distinct records as the listing's final
+ * total, and none it could not identify. A walk that falls short (records
+ * slipped in behind the cursor) walks again from the start, a few times at
+ * most. A resumed walk, or an append stream's continuation, proves nothing
+ * about what lies before its start: it only lands what it reads.
  */
 
-/** A walk that ends with fewer rows than the upstream's total starts over, this many walks at most. */
+/** Without a budget of the process's (tests of one run), pages are bounded by the walk alone: the one written and the next. */
+const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
+
+/** A walk that cannot prove it saw every record starts over, this many walks at most. */
 const MAX_PASSES = 4;
+
+export class IncompleteWalkError extends Error {
+  constructor(stream: string, seen: number, total: number, passes: number) {
+    super(`after ${passes} walks of ${stream} from the start, each saw fewer distinct records (last: ${seen}) than the upstream's total (${total})`);
+    this.name = "IncompleteWalkError";
+  }
+}
 
 /** Where a paged walk starts: an interrupted walk resumes, an append stream continues at its end. */
 function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint): WalkStart {
@@ -30,64 +50,94 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
   let start = walkStart(stream as PagedStream<unknown>, checkpoint);
   const scanStartedAt = checkpoint.scanStartedAt ?? new Date();
   for (let pass = 1; ; pass += 1) {
-    const vouched = new SoftDeleteKeys(stream);
+    const walkStartedAt = new Date();
+    const coverage = new WalkCoverage(stream);
     let restarts = 0;
+    const budget = (ctx.pageBudget ?? UNBOUNDED).share();
     const pages = walk({
-      fetch: (offset, signal) =>
-        ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal) as Promise<Page<R>>,
+      fetch: async (offset, signal) => {
+        await budget.room(signal);
+        const page = (await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal)) as Page<R>;
+        budget.hold(page, page.bytes ?? 0);
+        return page;
+      },
+      discard: (page) => budget.release(page),
       key: stream.key,
       start,
+      pageSize: ctx.client.pageSize,
       signal: ctx.signal,
     });
-    let step = await pages.next();
     let lastOffset = start.offset;
     let lastTail: string[] = [...start.tail];
-    while (!step.done) {
-      const walked = step.value;
-      if (walked.restarts !== restarts) {
-        restarts = walked.restarts;
-        vouched.clear();
-      }
-      const page = walked.page;
-      const counts = await writePage(
-        ctx.db,
-        { stream, scope, records: page.records, rejected: page.rejected, runId: options.runId, syncedAt: new Date() },
-        (trx) =>
-          saveCheckpoint(
-            trx,
-            key,
-            {
-              cursorOffset: walked.nextOffset,
-              upstreamTotal: page.total,
-              fingerprint: fingerprint(walked.tail),
-              scanStartedAt,
-              lastCompleteScanAt: checkpoint.lastCompleteScanAt,
-              state: { ...checkpoint.state, tail: walked.tail },
-            },
-            options.runId,
-          ),
-        ctx.observer,
-      );
-      result.fetched += page.records.length + page.rejected.length;
-      result.written += counts.written;
-      result.rejected += counts.rejected;
-      if (options.collect) result.fresh.push(...walked.fresh);
-      vouched.add(page.records);
-      lastOffset = walked.nextOffset;
-      lastTail = walked.tail;
-      throwIfAborted(ctx.signal);
+    let step: IteratorResult<WalkPage<R>, WalkResult>;
+    try {
+      let waitStart = stageStart();
       step = await pages.next();
+      addStage("fetchWait", waitStart);
+      while (!step.done) {
+        const walked = step.value;
+        if (walked.restarts !== restarts) {
+          restarts = walked.restarts;
+          coverage.clear();
+        }
+        const page = walked.page;
+        const counts = await writePage(
+          ctx,
+          { stream, scope, records: page.records, rejected: page.rejected, runId: options.runId, observedAt: page.observedAt },
+          (trx) =>
+            saveCheckpoint(
+              trx,
+              key,
+              {
+                cursorOffset: walked.nextOffset,
+                upstreamTotal: page.total,
+                fingerprint: fingerprint(walked.tail),
+                scanStartedAt,
+                lastCompleteScanAt: checkpoint.lastCompleteScanAt,
+                state: { ...checkpoint.state, tail: walked.tail },
+              },
+              options.runId,
+            ),
+        );
+        budget.release(page);
+        result.fetched += page.records.length + page.rejected.length;
+        addCounts(result, counts);
+        if (options.collect) result.fresh.push(...walked.fresh.map((record) => record.value));
+        coverage.add(page.records, page.rejected);
+        lastOffset = walked.nextOffset;
+        lastTail = walked.tail;
+        throwIfAborted(ctx.signal);
+        waitStart = stageStart();
+        step = await pages.next();
+        addStage("fetchWait", waitStart);
+      }
+    } finally {
+      // A page still requested when the walk stops early is never written.
+      budget.close();
     }
     const walkResult = step.value;
-    if (!(await looksComplete(ctx, stream, scope, walkResult.total))) {
-      if (pass >= MAX_PASSES) throw new Error(`after ${pass} walks the warehouse still has fewer ${stream.name} than the upstream total ${walkResult.total}`);
-      ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, pass }, "fewer rows than the upstream total; walking again from the start");
+    const fromStart = walkResult.fromStart;
+    // Records a walk from the start saw; for a continuation, what the warehouse holds.
+    const held = fromStart ? coverage.distinct : await tailHeld(ctx, stream, scope, walkResult.total);
+    const complete = held >= walkResult.total;
+    // Fewer records than the total: some slipped in behind the cursor. More: some this walk saw are gone.
+    const exact = held === walkResult.total;
+    if (!exact && pass < MAX_PASSES) {
+      ctx.logger.info(
+        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
+        "the listing moved while it was read; walking again from the start",
+      );
       start = { offset: 0, tail: [] };
       continue;
     }
+    // What a walk proves: everything it did not see is gone upstream, and the scan counts for the campaign's status.
+    const proven = fromStart && complete;
     await inTransaction(ctx.db, async (trx) => {
       const completedAt = new Date();
-      if (walkResult.fromStart) await vouched.markMissing(trx, scope, completedAt);
+      if (proven) {
+        if (coverage.identifiesAll) await coverage.markMissing(trx, scope, completedAt);
+        await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
+      }
       const appendAtEnd = stream.checkpoint === "append";
       await saveCheckpoint(
         trx,
@@ -98,26 +148,30 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
           fingerprint: appendAtEnd ? fingerprint(lastTail) : null,
           scanStartedAt: null,
           lastCompleteScanAt: completedAt,
-          state: { ...checkpoint.state, ...options.completedState, tail: appendAtEnd ? lastTail : [] },
+          state: { ...checkpoint.state, ...(proven ? options.completedState : {}), tail: appendAtEnd ? lastTail : [] },
         },
         options.runId,
       );
     });
+    result.proven = proven;
+    if (!complete) throw new IncompleteWalkError(stream.name, held, walkResult.total, pass);
     return;
   }
 }
 
 /**
- * After a walk, the warehouse's live rows plus the stream's rejected records
- * must number at least the upstream's total; fewer means records slipped past
- * the cursor while the listing moved.
+ * An append stream's continuation reads only the tail of its listing, so it
+ * counts the warehouse instead: its live rows plus the stream's rejected
+ * records, to match the upstream's total. Fewer means records arrived before
+ * the cursor (a listing not in creation order); more means records the
+ * warehouse holds are gone upstream. Either way the stream is walked again
+ * from the start, which can tell which.
  */
-async function looksComplete(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<boolean> {
-  if (!stream.completeness) return true;
+async function tailHeld(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<number> {
+  if (!stream.completeness) return total;
   const [live, rejected] = await Promise.all([
     liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
-    rejectedRecords(ctx.db, scope.account, stream.name, scope.campaignUid),
+    currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
-  return live + rejected >= total;
+  return live + rejected;
 }
-

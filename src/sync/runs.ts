@@ -1,6 +1,6 @@
 import PQueue from "p-queue";
-import type { CampaignStatus } from "../upstream/enums.ts";
-import { syncCampaign } from "./campaign-sync.ts";
+import { campaignLockName, type RunLock } from "../warehouse/run-locks.ts";
+import { syncCampaign, type Rhythm } from "./campaign-sync.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, SyncAbortedError, type StreamResult } from "./engine.ts";
 import { RunLedger, type RunSummary } from "./run-ledger.ts";
@@ -16,7 +16,8 @@ export type { RunSummary } from "./run-ledger.ts";
 
 export interface CampaignRef {
   uid: string;
-  status: CampaignStatus;
+  /** As the upstream sent it: a status the spec does not list is kept as text, an unreadable one is null. */
+  status: string | null;
 }
 
 export interface FullSyncProgress {
@@ -33,10 +34,15 @@ export interface FullSyncOptions {
   onProgress?(progress: FullSyncProgress): void;
 }
 
-async function withLedger(ctx: SyncContext, scope: string | null, work: (run: SyncContext, ledger: RunLedger) => Promise<void>): Promise<RunSummary> {
-  // Runs may share one client (a worker's concurrent jobs): each counts its requests through a view of its own.
-  const run: SyncContext = { ...ctx, client: ctx.client.tallied() };
-  const ledger = await RunLedger.open(run, scope);
+async function withLedger(
+  ctx: SyncContext,
+  scope: { campaignUid: string | null; rhythm?: Rhythm },
+  work: (run: SyncContext, ledger: RunLedger) => Promise<void>,
+): Promise<RunSummary> {
+  // Runs may share one client (a worker's concurrent jobs): each counts its requests through a view of its own,
+  // and the events rhythm's requests go first: freshness is bought with the shared request budget before walks are.
+  const run: SyncContext = { ...ctx, client: ctx.client.tallied({ priority: scope.rhythm === "events" ? EVENTS_PRIORITY : 0 }) };
+  const ledger = await RunLedger.open(run, scope.campaignUid, scope.rhythm === undefined || scope.rhythm === "all" ? null : scope.rhythm);
   try {
     await work(run, ledger);
   } catch (error) {
@@ -44,6 +50,49 @@ async function withLedger(ctx: SyncContext, scope: string | null, work: (run: Sy
     else ledger.fail(null, "run", error instanceof Error ? error : new Error(String(error)));
   }
   return ledger.close();
+}
+
+/** Rank of the events rhythm's requests among those waiting for a connection (leads walks and discovery: 0). */
+const EVENTS_PRIORITY = 1;
+
+/** Another process is syncing the campaign right now (a worker beside `sync --once`, or two workers). */
+export class CampaignBusyError extends Error {
+  constructor(readonly campaignUid: string) {
+    super(`campaign ${campaignUid} is being synced by another process right now; it was skipped`);
+    this.name = "CampaignBusyError";
+  }
+}
+
+interface HeldCampaign {
+  /** The caller's context, its signal also aborted when a lock is lost. */
+  ctx: SyncContext;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the campaign's run locks for `rhythm` (both for `all`), so that one
+ * rhythm of a campaign is synced by one process at a time; throws
+ * CampaignBusyError, holding nothing, when another process holds one.
+ */
+async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhythm): Promise<HeldCampaign> {
+  if (!ctx.locks) return { ctx, release: async () => undefined };
+  const rhythms = rhythm === "all" ? (["leads", "events"] as const) : [rhythm];
+  const held: RunLock[] = [];
+  for (const each of rhythms) {
+    const lock = await ctx.locks.acquire(campaignLockName(ctx.account, campaignUid, each));
+    if (lock === null) {
+      for (const other of held) await other.release();
+      throw new CampaignBusyError(campaignUid);
+    }
+    held.push(lock);
+  }
+  const signal = AbortSignal.any([...(ctx.signal ? [ctx.signal] : []), ...held.map((lock) => lock.signal)]);
+  return {
+    ctx: { ...ctx, signal },
+    release: async () => {
+      for (const lock of held) await lock.release();
+    },
+  };
 }
 
 async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRef[]> {
@@ -57,25 +106,36 @@ async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRe
     .where("_deleted_at", "is", null)
     .orderBy("created_on")
     .orderBy("uid")
-    .execute() as Promise<CampaignRef[]>;
+    .execute();
 }
 
 export async function runDiscovery(ctx: SyncContext): Promise<RunSummary & { campaigns: CampaignRef[] }> {
   let campaigns: CampaignRef[] = [];
-  const summary = await withLedger(ctx, null, async (run, ledger) => {
+  const summary = await withLedger(ctx, { campaignUid: null }, async (run, ledger) => {
     campaigns = await discover(run, ledger);
   });
   return { ...summary, campaigns };
 }
 
-export async function runCampaignSync(ctx: SyncContext, campaignUid: string): Promise<RunSummary> {
-  return withLedger(ctx, campaignUid, async (run, ledger) => {
-    await syncCampaign(run, campaignUid, ledger.runId, (result) => ledger.add(result));
-  });
+/**
+ * One campaign's streams of `rhythm`, as the worker's jobs run them. The
+ * campaign's locks are taken before its run row is opened, so a run row still
+ * `running` for this campaign and rhythm can only be a dead process's.
+ * Throws CampaignBusyError when another process syncs it right now.
+ */
+export async function runCampaignSync(ctx: SyncContext, campaignUid: string, rhythm: Rhythm = "all"): Promise<RunSummary> {
+  const held = await holdCampaign(ctx, campaignUid, rhythm);
+  try {
+    return await withLedger(held.ctx, { campaignUid, rhythm }, async (run, ledger) => {
+      await syncCampaign(run, campaignUid, ledger.runId, (result) => ledger.add(result), rhythm);
+    });
+  } finally {
+    await held.release();
+  }
 }
 
 export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {}): Promise<RunSummary> {
-  return withLedger(ctx, options.campaignUid ?? null, async (run, ledger) => {
+  return withLedger(ctx, { campaignUid: options.campaignUid ?? null }, async (run, ledger) => {
     const campaigns = options.campaignUid ? [options.campaignUid] : (await discover(run, ledger)).map((campaign) => campaign.uid);
     const progress: FullSyncProgress = { campaignsDone: 0, campaignsTotal: campaigns.length, records: 0 };
     const count = (result: StreamResult) => {
@@ -92,7 +152,12 @@ export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {
         queue.add(async () => {
           if (aborted) return;
           try {
-            await syncCampaign(run, uid, ledger.runId, count);
+            const held = await holdCampaign(run, uid, "all");
+            try {
+              await syncCampaign(held.ctx, uid, ledger.runId, count);
+            } finally {
+              await held.release();
+            }
           } catch (error) {
             if (error instanceof SyncAbortedError) aborted = error;
             else ledger.fail(uid, "campaign", error instanceof Error ? error : new Error(String(error)));

@@ -1,35 +1,157 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
+import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
+import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
 import { naturalKeyText } from "./natural-keys.ts";
-import type { SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
+import type { CascadeRule, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
 
-/** The natural keys a complete scan vouched for, per soft-delete rule of the stream. */
-export class SoftDeleteKeys<R> {
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * What one complete read of a listing saw: the natural keys each soft-delete
+ * rule vouches for, the records whose children could not be read (those
+ * children are protected, not deleted), and how many distinct records it met,
+ * placed or not, to compare with the upstream's total.
+ */
+export class WalkCoverage<R> {
+  readonly #stream: StreamDefinition<R>;
   readonly #rules: SoftDeleteRule<R>[];
   readonly #keys: Map<string, Record<string, unknown>>[];
+  /** Per rule: parents whose children's keys could not be read. */
+  readonly #protectedParents: Set<string | number>[];
+  /** Per rule: a record whose children could not be read and that names no parent, so the rule cannot delete anything. */
+  readonly #blocked: boolean[];
+  readonly #seen = new Set<string>();
+  readonly #unplaced = new Set<string>();
 
   constructor(stream: StreamDefinition<R>) {
+    this.#stream = stream;
     this.#rules = stream.softDelete ?? [];
     this.#keys = this.#rules.map(() => new Map());
+    this.#protectedParents = this.#rules.map(() => new Set());
+    this.#blocked = this.#rules.map(() => false);
   }
 
-  add(records: readonly R[]): void {
+  add(records: readonly ReadRecord<R>[], rejected: readonly RejectedRecord[] = []): void {
+    for (const record of records) this.#seen.add(this.#stream.key(record.value));
+    for (const record of rejected) this.#unplaced.add(record.recordKey ?? JSON.stringify(record.payload));
     this.#rules.forEach((rule, index) => {
       const keys = this.#keys[index] as Map<string, Record<string, unknown>>;
-      for (const record of records) for (const key of rule.keys(record)) keys.set(naturalKeyText(rule.table, key), key);
+      for (const { value } of records) {
+        const vouched = rule.keys(value);
+        if (vouched === null) {
+          if (rule.parent) (this.#protectedParents[index] as Set<string | number>).add(rule.parent.of(value));
+          else this.#blocked[index] = true;
+          continue;
+        }
+        for (const key of vouched) keys.set(naturalKeyText(rule.table, key), key);
+      }
     });
   }
 
   clear(): void {
     for (const keys of this.#keys) keys.clear();
+    for (const parents of this.#protectedParents) parents.clear();
+    this.#blocked.fill(false);
+    this.#seen.clear();
+    this.#unplaced.clear();
   }
 
-  async markMissing(db: Kysely<Database> | Transaction<Database>, scope: StreamScope, at: Date): Promise<void> {
+  /** Distinct records met, placed or not. */
+  get distinct(): number {
+    return this.#seen.size + this.#unplaced.size;
+  }
+
+  /** False when a record could not be placed: a row it would have matched cannot be told apart from one that is gone. */
+  get identifiesAll(): boolean {
+    return this.#unplaced.size === 0;
+  }
+
+  /** Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records. */
+  async markMissing(db: Executor, scope: StreamScope, at: Date): Promise<void> {
     for (const [index, rule] of this.#rules.entries()) {
+      if (this.#blocked[index]) continue;
       const keys = [...(this.#keys[index] as Map<string, Record<string, unknown>>).values()];
+      const parents = this.#protectedParents[index] as Set<string | number>;
+      const protectedRows = rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined;
       // Rules are data typed per stream; the warehouse checks table, scope and key columns at run time.
-      await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at);
+      await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows);
     }
+    for (const cascade of this.#stream.cascade ?? []) {
+      const parents = this.#rules.find((rule) => rule.table === cascade.from);
+      if (parents) await cascadeDeletes(db, cascade, parents.within(scope), at);
+    }
+  }
+
+  /**
+   * For a listing that cannot prove it is whole (no total to check it
+   * against): soft-deletes only the rows that `previouslyMissing` (the
+   * previous read's answer) already lacked, and returns the rows this read
+   * lacks for the first time, to be confirmed by the next read.
+   */
+  async markMissingTwice(db: Executor, scope: StreamScope, at: Date, previouslyMissing: readonly string[]): Promise<string[]> {
+    const before = new Set(previouslyMissing);
+    const firstSeenMissing: string[] = [];
+    for (const [index, rule] of this.#rules.entries()) {
+      if (this.#blocked[index]) continue;
+      const vouched = this.#keys[index] as Map<string, Record<string, unknown>>;
+      const keep: Record<string, unknown>[] = [...vouched.values()];
+      for (const row of await liveKeys(db, rule.table, rule.within(scope))) {
+        const text = `${rule.table}:${naturalKeyText(rule.table, row)}`;
+        if (vouched.has(naturalKeyText(rule.table, row)) || before.has(text)) continue;
+        keep.push(row);
+        firstSeenMissing.push(text);
+      }
+      await markDeleted(db, rule.table, rule.within(scope) as never, keep as never[], at);
+    }
+    return firstSeenMissing;
+  }
+
+  /** Rejected records of this stream and scope that this read no longer met are resolved (fixed or gone upstream). */
+  async resolveRejected(db: Executor, scope: StreamScope, readStartedAt: Date, at: Date): Promise<void> {
+    await resolveRejectedBefore(db, scope, this.#stream.name, readStartedAt, at);
+  }
+}
+
+/** The natural keys of the live rows of `table` within `filter`. */
+async function liveKeys(db: Executor, table: SyncedTableName, filter: Record<string, string>): Promise<Record<string, unknown>[]> {
+  const columns = NATURAL_KEYS[table];
+  let query = db.selectFrom(table).select(columns.map((column) => sql.ref(column).as(column))).where(sql.ref("_deleted_at"), "is", null);
+  for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);
+  return (await query.execute()) as Record<string, unknown>[];
+}
+
+/** Resolves the stream's rejected records in the scope (or only the one with `recordKey`) last met before `readStartedAt`. */
+export async function resolveRejectedBefore(db: Executor, scope: StreamScope, stream: string, readStartedAt: Date, at: Date, recordKey?: string): Promise<void> {
+  let query = db
+    .updateTable("rejected_records")
+    .set({ resolved_at: at })
+    .where("account", "=", scope.account)
+    .where("stream", "=", stream)
+    .where("campaign_uid", scope.campaignUid === null ? "is" : "=", scope.campaignUid)
+    .where("resolved_at", "is", null)
+    .where("last_seen_at", "<", readStartedAt);
+  if (recordKey !== undefined) query = query.where("record_key", "=", recordKey);
+  await query.execute();
+}
+
+/**
+ * Soft-deletes the live rows that hang from soft-deleted rows of
+ * `cascade.from` within `parentFilter` (a campaign that vanished takes its
+ * leads, schedules and events with it). They come back with their parent's
+ * next sync.
+ */
+export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentFilter: Record<string, unknown>, at: Date): Promise<void> {
+  const parentTable = cascade.from;
+  const parentKey = NATURAL_KEYS[parentTable][0] as string;
+  const filter = Object.entries(parentFilter).map(([column, value]) => sql`AND p.${sql.id(column)} = ${value}`);
+  for (const child of cascade.children) {
+    await sql`
+      UPDATE ${sql.id(child.table)} AS c SET _deleted_at = CAST(${at} AS timestamptz)
+       WHERE c._deleted_at IS NULL
+         AND c.${sql.id(child.column)} IN (
+           SELECT p.${sql.id(parentKey)} FROM ${sql.id(parentTable)} AS p
+            WHERE p._deleted_at IS NOT NULL ${sql.join(filter, sql` `)})`.execute(db);
   }
 }

@@ -1,7 +1,8 @@
 import { sql } from "kysely";
 import type { Kysely } from "kysely";
-import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import type { Database } from "../warehouse/database.ts";
+import { isTerminal } from "./campaign-sync.ts";
+import { LEAD_REFRESH } from "./streams/index.ts";
 
 /**
  * What `coldsync status` shows: per campaign its status, rows, each stream's
@@ -11,7 +12,7 @@ import type { Database } from "../warehouse/database.ts";
 export interface CampaignStatusRow {
   campaign_uid: string;
   name: string | null;
-  status: string;
+  status: string | null;
   leads: number;
   replies: number;
   link_clicks: number;
@@ -25,6 +26,14 @@ export interface CampaignLag {
   streams: Record<string, Date | null>;
   /** Seconds since the stalest stream that runs every cycle last completed; null when one never did. */
   lagSeconds: number | null;
+}
+
+/**
+ * Whether a stream's last complete scan says how far behind its campaign is: a terminal campaign's leads
+ * had their final scan and are not walked again, and a lead refresh runs only when events need it.
+ */
+export function countsTowardLag(stream: string, status: string | null): boolean {
+  return stream !== LEAD_REFRESH && !(isTerminal(status) && stream === "leads");
 }
 
 /** Per live campaign of the account: its streams' last complete scans and its lag. */
@@ -47,11 +56,8 @@ export async function campaignLag(db: Kysely<Database>, account: string, now = n
   return new Map(
     campaigns.map((campaign) => {
       const streams = byCampaign.get(campaign.uid) ?? {};
-      // A terminal campaign's leads had their final scan and are not walked again; a lead
-      // refresh runs only when events arrive. Neither says how far behind the campaign is.
-      const terminal = (TERMINAL_CAMPAIGN_STATUSES as readonly string[]).includes(campaign.status);
       const times = Object.entries(streams)
-        .filter(([stream]) => stream !== "lead_refresh" && !(terminal && stream === "leads"))
+        .filter(([stream]) => countsTowardLag(stream, campaign.status))
         .map(([, time]) => time);
       const oldest = times.length === 0 || times.includes(null) ? null : Math.min(...times.map((time) => (time as Date).getTime()));
       return [campaign.uid, { streams, lagSeconds: oldest === null ? null : Math.round((now.getTime() - oldest) / 1000) }];
@@ -98,4 +104,97 @@ export async function lastRuns(db: Kysely<Database>, account: string, limit = 10
     .orderBy("id", "desc")
     .limit(limit)
     .execute();
+}
+
+export interface FieldIssueCount {
+  table_name: string;
+  /** The field path with array positions as `*` (`settings.skip_days.*`). */
+  field: string;
+  /** Live rows whose field deviated (a row read by two endpoints counts once). */
+  rows: number;
+}
+
+/** Live rows with a deviating field, per table and field: what `coldsync status` shows of the field_issues view. */
+export async function fieldIssueCounts(db: Kysely<Database>): Promise<FieldIssueCount[]> {
+  const { rows } = await sql<FieldIssueCount>`
+    SELECT table_name, regexp_replace(field, '\\.\\d+(\\.|$)', '.*\\1', 'g') AS field, count(DISTINCT record_key)::int AS rows
+      FROM field_issues
+     GROUP BY 1, 2
+     ORDER BY 1, 2`.execute(db);
+  return rows;
+}
+
+export interface RejectedCount {
+  stream: string;
+  /** Records (or parts of records) that could not be placed and are still met. */
+  records: number;
+  /** What they held below them. */
+  skipped: number;
+}
+
+export async function rejectedCounts(db: Kysely<Database>, account: string): Promise<RejectedCount[]> {
+  const rows = await db
+    .selectFrom("rejected_records")
+    .select(["stream", sql<number>`count(*)::int`.as("records"), sql<number>`coalesce(sum(skipped), 0)::int`.as("skipped")])
+    .where("account", "=", account)
+    .where("resolved_at", "is", null)
+    .groupBy("stream")
+    .orderBy("stream")
+    .execute();
+  return rows;
+}
+
+export interface RhythmCadence {
+  campaign_uid: string;
+  rhythm: "leads" | "events";
+  /** Seconds between the rhythm's last two complete cycles. */
+  seconds: number;
+}
+
+/**
+ * The cadence each campaign's rhythms achieved: the time between their last
+ * two complete cycles, read from the checkpoints of the stream that completes
+ * once per cycle (the leads rhythm's campaign detail, the events rhythm's replies).
+ */
+export async function achievedCadences(db: Kysely<Database>, account: string): Promise<RhythmCadence[]> {
+  const rows = await db
+    .selectFrom("sync_checkpoints")
+    .select(["campaign_uid", "stream", "last_complete_scan_at", sql<string | null>`state->>'previousCompleteScanAt'`.as("previous")])
+    .where("account", "=", account)
+    .where("stream", "in", ["campaign_detail", "replies"])
+    .where("last_complete_scan_at", "is not", null)
+    .execute();
+  return rows.flatMap((row) =>
+    row.previous === null || row.last_complete_scan_at === null
+      ? []
+      : [
+          {
+            campaign_uid: row.campaign_uid,
+            rhythm: row.stream === "replies" ? ("events" as const) : ("leads" as const),
+            seconds: (row.last_complete_scan_at.getTime() - new Date(row.previous).getTime()) / 1000,
+          },
+        ],
+  );
+}
+
+export interface EventLag {
+  stream: "replies" | "link_clicks" | "email_opens";
+  events: number;
+  /** Seconds from an event's own time to the warehouse holding it, at the 50th and 95th percentile. */
+  p50: number | null;
+  p95: number | null;
+}
+
+/** How fresh events reach the warehouse: p50 and p95 lag per stream, over events that happened in the last `windowHours`. */
+export async function eventLag(db: Kysely<Database>, windowHours = 24): Promise<EventLag[]> {
+  const { rows } = await sql<EventLag>`
+    SELECT stream,
+           count(*)::int AS events,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM lag))::float8 AS p50,
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM lag))::float8 AS p95
+      FROM event_freshness
+     WHERE happened_at >= now() - make_interval(hours => ${windowHours})
+     GROUP BY stream
+     ORDER BY stream`.execute(db);
+  return rows;
 }

@@ -5,23 +5,34 @@ import type { StreamDefinition, StreamScope } from "./stream.ts";
 
 /** What running one stream produced, and how to run it: shared by the engine and each kind of stream. */
 
-export interface StreamResult<R = unknown> {
+/** What writing some records did. */
+export interface WriteCounts {
+  written: number;
+  /** Records, and parts of records, that could not be placed. */
+  rejected: number;
+  /** Records below rejected ones that could not be placed because they could not. */
+  skipped: number;
+  /** Deviating fields met, per `table.field` (array positions as `*`). */
+  fieldIssues: Record<string, number>;
+}
+
+export interface StreamResult<R = unknown> extends WriteCounts {
   stream: string;
   campaignUid: string | null;
   fetched: number;
-  written: number;
-  rejected: number;
   /** With `collect`: records this run had not seen before (a paged walk's records past its anchor, a list's new records). */
   fresh: R[];
   /** With `collect`: the records a lookup stream fetched (a campaign's detail). */
   records: R[];
+  /** For a paged stream: whether the walk started at offset 0 and proved it saw every record. */
+  proven?: boolean;
   durationMs: number;
   error?: Error;
 }
 
 export interface StreamOptions {
   runId: number;
-  /** Merged into the checkpoint's state when the scan completes. */
+  /** Merged into the checkpoint's state when a scan proves it saw every record. */
   completedState?: CheckpointState;
   /** Keep `fresh` and `records` in the result; off by default so that memory stays flat however large a listing grows. */
   collect?: boolean;
@@ -32,6 +43,18 @@ export class SyncAbortedError extends Error {
     super("the sync was asked to stop");
     this.name = "SyncAbortedError";
   }
+}
+
+export function emptyCounts(): WriteCounts {
+  return { written: 0, rejected: 0, skipped: 0, fieldIssues: {} };
+}
+
+/** Adds `counts` into `into`. */
+export function addCounts(into: WriteCounts, counts: WriteCounts): void {
+  into.written += counts.written;
+  into.rejected += counts.rejected;
+  into.skipped += counts.skipped;
+  for (const [field, count] of Object.entries(counts.fieldIssues)) into.fieldIssues[field] = (into.fieldIssues[field] ?? 0) + count;
 }
 
 export function checkpointKey(ctx: SyncContext, stream: StreamDefinition, scope: StreamScope): CheckpointKey {
@@ -45,4 +68,3 @@ export function fingerprint(keys: readonly string[]): string | null {
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new SyncAbortedError();
 }
-

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Parsed, PagedResource, UpstreamClient } from "../upstream/client.ts";
+import type { Listing, Lookup, PagedResource, ReadRecord, RejectedRecord, UpstreamClient } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 
@@ -32,13 +32,38 @@ export interface StreamScope {
 /** Warehouse rows produced from records, grouped by table. */
 export type RowBatch = { [T in SyncedTableName]?: RowInput<T>[] };
 
+/** A part of a record that cannot be placed (a schedule without an id inside a lead); the engine adds the stream and the record's key. */
+export type RejectedPart = Omit<RejectedRecord, "stream" | "parentKey">;
+
+/** What a row mapping knows besides the record. */
+export interface RowContext {
+  scope: StreamScope;
+  /** When the request that got the record was sent (campaigns keep it, so an older observation never wins). */
+  observedAt: Date;
+  /** Where the parts of a record that cannot be placed go. */
+  reject(part: RejectedPart): void;
+}
+
 /** Which rows of a table a complete scan vouches for, so that the missing ones can be soft-deleted. */
 export interface SoftDeleteRule<R> {
   table: SyncedTableName;
   /** Column values that bound the scan, e.g. { campaign_uid }. */
   within(scope: StreamScope): Record<string, string>;
-  /** Natural keys (column values, as NATURAL_KEYS names them) of the rows of `table` that a record vouches for. */
-  keys(record: R): Record<string, unknown>[];
+  /**
+   * Natural keys (column values, as NATURAL_KEYS names them) of the rows of
+   * `table` that a record vouches for; null when the record's list of them
+   * could not be read (a lead whose `schedules` deviated), so that none of
+   * them may be taken for deleted.
+   */
+  keys(record: R): Record<string, unknown>[] | null;
+  /** The column naming the record a row hangs from, and that record's value in it: what `keys` returning null protects. */
+  parent?: { column: string; of(record: R): string | number };
+}
+
+/** Rows of other tables that hang from rows of `from`, soft-deleted with them (a campaign's leads, events, ...). */
+export interface CascadeRule {
+  from: SyncedTableName;
+  children: { table: SyncedTableName; /** The column holding the parent's key, e.g. campaign_uid. */ column: string }[];
 }
 
 /**
@@ -53,26 +78,38 @@ export type CheckpointRule = "rescan" | "append";
 interface StreamBase<R> {
   name: StreamName;
   scope: "account" | "campaign";
-  /** The row mapping: one record becomes rows of one or more tables. */
-  rows(record: R, scope: StreamScope): RowBatch;
+  /** The name under which this stream's field issues are kept on a row (default: the stream's name). */
+  source?: string;
+  /** The natural key as one text: what a walk anchors its cursor with, and what names a rejected part's parent. */
+  key(record: R): string;
+  /** The row mapping: one record becomes rows of one or more tables; parts it cannot place go to `context.reject`. */
+  rows(record: ReadRecord<R>, context: RowContext): RowBatch;
   softDelete?: SoftDeleteRule<R>[];
-  /** Table and filter whose live rows (plus rejected records) should number the upstream's records: checked after a walk and by `verify`. */
+  /** How many records a payload holds below it (a lead's contact, schedules, replies, clicks): what is lost with it when it cannot be placed. */
+  childrenOf?(payload: unknown): number;
+  /** What hangs from this stream's records in other tables, soft-deleted when the record is. */
+  cascade?: CascadeRule[];
+  /**
+   * Tables where this stream's rows are copies of records another stream lists (a schedule's replies and
+   * clicks): they add fields, but whether the record still exists is the listing's to say, so they never
+   * bring a soft-deleted row back.
+   */
+  copiesInto?: SyncedTableName[];
+  /** Table and filter whose live rows (plus rejected records) should number the upstream's records: checked by `verify` and after an append walk. */
   completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };
 }
 
 export interface PagedStream<R> extends StreamBase<R> {
   kind: "paged";
-  /** The listing (endpoint and the zod schema its records are validated with, src/upstream/paging.ts). */
+  /** The listing (endpoint and record type, src/upstream/paging.ts). */
   resource: PagedResource;
-  /** The natural key as one text: what a resumed walk looks for to anchor its cursor. */
-  key(record: R): string;
   checkpoint: CheckpointRule;
 }
 
 /** A listing that arrives whole in one response (workspaces, replies). */
 export interface ListStream<R> extends StreamBase<R> {
   kind: "list";
-  fetch(client: UpstreamClient, scope: StreamScope, signal?: AbortSignal): Promise<Parsed<R>>;
+  fetch(client: UpstreamClient, scope: StreamScope, signal?: AbortSignal): Promise<Listing<R>>;
 }
 
 /**
@@ -81,10 +118,15 @@ export interface ListStream<R> extends StreamBase<R> {
  */
 export interface LookupStream<R> extends StreamBase<R> {
   kind: "lookup";
-  ids(db: Kysely<Database>, scope: StreamScope, lastCompleteScanAt: Date | null): Promise<readonly (string | number)[]>;
-  fetch(client: UpstreamClient, id: string | number, signal?: AbortSignal): Promise<R>;
+  ids(db: Kysely<Database>, scope: StreamScope): Promise<readonly (string | number)[]>;
+  fetch(client: UpstreamClient, id: string | number, signal?: AbortSignal): Promise<Lookup<R>>;
   /** Where a record the upstream no longer knows (404) is soft-deleted. */
   missing: { table: SyncedTableName; column: string };
 }
 
 export type StreamDefinition<R = unknown> = PagedStream<R> | ListStream<R> | LookupStream<R>;
+
+/** The name a stream's field issues are kept under. */
+export function sourceOf(stream: { name: StreamName; source?: string }): string {
+  return stream.source ?? stream.name;
+}

@@ -1,70 +1,242 @@
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../warehouse/database.ts";
+import { columnTypes } from "../warehouse/column-arrays.ts";
+import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
+import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import type { SyncContext } from "./context.ts";
-import { liveRows, rejectedRecords } from "./counts.ts";
-import type { StreamDefinition, StreamName, StreamScope } from "./stream.ts";
-import { ACCOUNT_STREAMS, CAMPAIGN_STREAMS } from "./streams/index.ts";
+import { currentRejected, liveRows } from "./counts.ts";
+import { recordVerification } from "./verifications.ts";
+import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
+import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
 
 /**
- * Compares the warehouse with the upstream, per campaign and stream: the
- * upstream's total against the warehouse's live rows plus the records it
- * rejected. Every upstream record must be one or the other. The checks are
- * the streams' own completeness rules, so a new stream is verified too.
+ * Reconciles the warehouse with the upstream (`coldsync verify`).
+ *
+ * - Account level (workspaces, domains, contact lists, campaigns: cheap
+ *   listings): the key sets are compared, and the missing and extra keys named.
+ * - Per campaign, for every campaign the upstream lists or the warehouse holds:
+ *   the upstream's totals of leads, replies, clicks and opens against the
+ *   warehouse's live rows plus the records of it still rejected. A campaign
+ *   the warehouse does not hold at all (a listing item it could not place, a
+ *   detail that failed) is read below: its leads are walked, so its schedules
+ *   are counted too, and each child stream is reported with the upstream's count.
+ * - `deep` compares key sets of leads and events too, for the campaigns whose
+ *   counts disagree (or all of them).
+ * - Every record still rejected is its own line, with its reason.
+ *
+ * Without `deep`, verification reads listings, totals and the replies of each
+ * campaign, never a lead walk, except for campaigns the warehouse lacks.
  */
 
-export interface VerifyRow {
+export type CheckStatus = "ok" | "missing" | "extra" | "rejected";
+
+export interface VerifyLine {
+  /** Null for account-level lines. */
   campaignUid: string | null;
-  stream: StreamName;
-  upstream: number;
+  /** The stream (or `schedules`) the line is about. */
+  stream: string;
+  status: CheckStatus;
+  /** The upstream's count; null for a rejected record's line. */
+  upstream: number | null;
+  /** Live rows in the warehouse. */
   warehouse: number;
+  /** Records of it rejected and still met. */
   rejected: number;
-  ok: boolean;
+  /** With key sets compared: how many are missing or extra, and the first few of each. */
+  missingKeys?: KeyList;
+  extraKeys?: KeyList;
+  /** For a `rejected` line: why, and what of its key could be read. */
+  reason?: string;
+  recordKey?: string | null;
 }
 
-/** The upstream's count of a stream's records, for the streams that have one (listings, not lookups). */
-async function upstreamCount(ctx: SyncContext, stream: StreamDefinition, scope: StreamScope): Promise<number> {
-  if (stream.kind === "paged") {
-    const page = await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset: 0, limit: 1 }, ctx.signal);
-    return page.total;
+export interface KeyList {
+  count: number;
+  first: string[];
+}
+
+export interface VerifyOptions {
+  campaignUid?: string;
+  /** Compare key sets of leads and events: for campaigns whose counts disagree, or for all. */
+  deep?: "mismatched" | "all";
+}
+
+export interface VerifyResult {
+  lines: VerifyLine[];
+  /** Lines that are not `ok`. */
+  problems: number;
+  requests: number;
+}
+
+const FIRST_KEYS = 5;
+
+/** The campaign streams whose listings have a count to check. */
+const COUNTED_STREAMS = [leads, replies, linkClicks, emailOpens] as (PagedStream<unknown> | ListStream<unknown>)[];
+
+/** Verifies, and records the verdict in `verifications`. */
+export async function verify(ctx: SyncContext, options: VerifyOptions = {}): Promise<VerifyResult> {
+  const startedAt = new Date();
+  const result = await reconcile(ctx, options);
+  await recordVerification(ctx.db, ctx.account, ctx.trigger, startedAt, result);
+  return result;
+}
+
+async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<VerifyResult> {
+  const client = ctx.client.tallied();
+  const run: SyncContext = { ...ctx, client };
+  const lines: VerifyLine[] = [];
+  const account = { account: ctx.account, campaignUid: null };
+  let campaignUids: string[];
+  let unheld = new Set<string>();
+  if (options.campaignUid !== undefined) {
+    campaignUids = [options.campaignUid];
+    const held = await liveKeySet(ctx.db, "campaigns", { _account: ctx.account, uid: options.campaignUid });
+    if (held.size === 0) unheld = new Set(campaignUids);
+  } else {
+    const upstreamCampaigns = new Set<string>();
+    for (const stream of ACCOUNT_STREAMS) {
+      const upstream = await upstreamKeys(run, stream as PagedStream<unknown> | ListStream<unknown>, account);
+      if (stream.name === "campaigns") for (const uid of upstream) upstreamCampaigns.add(uid);
+      lines.push(await keyedLine(run, stream as PagedStream<unknown> | ListStream<unknown>, account, upstream));
+    }
+    const warehouseCampaigns = await liveKeySet(ctx.db, "campaigns", { _account: ctx.account });
+    unheld = new Set([...upstreamCampaigns].filter((uid) => !warehouseCampaigns.has(uid)));
+    campaignUids = [...new Set([...upstreamCampaigns, ...warehouseCampaigns])].sort();
   }
+  // A campaign whose detail could not be placed was never walked below: it is read below like one the warehouse lacks.
+  for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
+  for (const campaignUid of campaignUids) {
+    const scope: StreamScope = { account: ctx.account, campaignUid };
+    const campaignLines: VerifyLine[] = [];
+    for (const stream of COUNTED_STREAMS) campaignLines.push(await countedLine(run, stream, scope));
+    if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid));
+    const deep = options.deep === "all" || (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok"));
+    if (deep) {
+      for (const [index, stream] of COUNTED_STREAMS.entries()) {
+        const upstream = await upstreamKeys(run, stream, scope);
+        campaignLines[index] = await keyedLine(run, stream, scope, upstream);
+      }
+    }
+    lines.push(...campaignLines);
+  }
+  lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
+  return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
+}
+
+/** Every key the upstream lists for a stream and scope, in the stream's key form. */
+async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
+  const keys = new Set<string>();
   if (stream.kind === "list") {
-    const parsed = await stream.fetch(ctx.client, scope, ctx.signal);
-    return parsed.records.length + parsed.rejected.length;
+    for (const record of (await stream.fetch(ctx.client, scope, ctx.signal)).records) keys.add(stream.key(record.value));
+    return keys;
   }
-  throw new TypeError(`${stream.name} has no listing to count`);
+  const query = { campaignUid: scope.campaignUid ?? undefined };
+  for await (const page of ctx.client.pages(stream.resource, query, ctx.signal)) for (const record of page.records) keys.add(stream.key(record.value));
+  return keys;
 }
 
-async function check(ctx: SyncContext, stream: StreamDefinition, scope: StreamScope): Promise<VerifyRow | undefined> {
-  if (!stream.completeness || stream.kind === "lookup") return undefined;
+/** The upstream's count of a campaign stream: a listing's total, or the length of the unpaged reply listing. */
+async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<number> {
+  if (stream.kind === "list") {
+    const listing = await stream.fetch(ctx.client, scope, ctx.signal);
+    return listing.records.length + listing.rejected.length;
+  }
+  const page = await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset: 0, limit: 1 }, ctx.signal);
+  return page.total;
+}
+
+function statusOf(upstream: number, held: number): CheckStatus {
+  return held < upstream ? "missing" : held > upstream ? "extra" : "ok";
+}
+
+async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<VerifyLine> {
+  const completeness = stream.completeness;
+  if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
   const [upstream, warehouse, rejected] = await Promise.all([
     upstreamCount(ctx, stream, scope),
-    liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
-    rejectedRecords(ctx.db, ctx.account, stream.name, scope.campaignUid),
+    liveRows(ctx.db, completeness.table, completeness.within(scope)),
+    currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
-  return { campaignUid: scope.campaignUid, stream: stream.name, upstream, warehouse, rejected, ok: warehouse + rejected === upstream };
+  return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(upstream, warehouse + rejected), upstream, warehouse, rejected };
 }
 
-async function checkAll(ctx: SyncContext, streams: readonly StreamDefinition[], scope: StreamScope, into: VerifyRow[]): Promise<void> {
-  for (const stream of streams) {
-    const row = await check(ctx, stream, scope);
-    if (row) into.push(row);
-  }
+async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, upstream: Set<string>): Promise<VerifyLine> {
+  const completeness = stream.completeness;
+  if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
+  const [held, rejected] = await Promise.all([
+    liveKeySet(ctx.db, completeness.table, completeness.within(scope)),
+    currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
+  ]);
+  // Keys are those of placed records on both sides; a record that could not be placed has a `rejected` line of its own.
+  const missing = [...upstream].filter((key) => !held.has(key)).sort();
+  const extra = [...held].filter((key) => !upstream.has(key)).sort();
+  const status: CheckStatus = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
+  return {
+    campaignUid: scope.campaignUid,
+    stream: stream.name,
+    status,
+    upstream: upstream.size,
+    warehouse: held.size,
+    rejected,
+    missingKeys: { count: missing.length, first: missing.slice(0, FIRST_KEYS) },
+    extraKeys: { count: extra.length, first: extra.slice(0, FIRST_KEYS) },
+  };
 }
 
-export async function verify(ctx: SyncContext, options: { campaignUid?: string } = {}): Promise<VerifyRow[]> {
-  const rows: VerifyRow[] = [];
-  let campaignUids: string[];
-  if (options.campaignUid) {
-    campaignUids = [options.campaignUid];
-  } else {
-    await checkAll(ctx, ACCOUNT_STREAMS, { account: ctx.account, campaignUid: null }, rows);
-    const campaigns = await ctx.db
-      .selectFrom("campaigns")
-      .select("uid")
-      .where("_account", "=", ctx.account)
-      .where("_deleted_at", "is", null)
-      .orderBy("uid")
-      .execute();
-    campaignUids = campaigns.map((campaign) => campaign.uid);
+/** For a campaign the warehouse does not hold: its schedules, counted by walking its leads. */
+async function schedulesLine(ctx: SyncContext, campaignUid: string): Promise<VerifyLine> {
+  let upstream = 0;
+  for await (const page of ctx.client.pages("leads", { campaignUid }, ctx.signal)) {
+    for (const record of page.records) upstream += record.value.schedules?.length ?? 0;
   }
-  for (const campaignUid of campaignUids) await checkAll(ctx, CAMPAIGN_STREAMS, { account: ctx.account, campaignUid }, rows);
-  return rows;
+  const warehouse = await liveRows(ctx.db, "schedules", { campaign_uid: campaignUid });
+  return { campaignUid, stream: "schedules", status: statusOf(upstream, warehouse), upstream, warehouse, rejected: 0 };
+}
+
+async function campaignsWithRejectedDetail(db: Kysely<Database>, account: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("rejected_records")
+    .select("campaign_uid")
+    .where("account", "=", account)
+    .where("stream", "=", "campaign_detail")
+    .where("resolved_at", "is", null)
+    .execute();
+  return rows.flatMap((row) => (row.campaign_uid === null ? [] : [row.campaign_uid]));
+}
+
+async function rejectedLines(db: Kysely<Database>, account: string, campaignUid: string | undefined): Promise<VerifyLine[]> {
+  let query = db
+    .selectFrom("rejected_records")
+    .select(["stream", "campaign_uid", "reason", "record_key", "parent_key", "skipped"])
+    .where("account", "=", account)
+    .where("resolved_at", "is", null)
+    .orderBy("stream")
+    .orderBy("id");
+  if (campaignUid !== undefined) query = query.where("campaign_uid", "=", campaignUid);
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    campaignUid: row.campaign_uid,
+    stream: row.stream,
+    status: "rejected",
+    upstream: null,
+    warehouse: 0,
+    rejected: 1,
+    reason: row.skipped > 0 ? `${row.reason}; ${row.skipped} records below it not placed` : row.reason,
+    recordKey: row.record_key ?? (row.parent_key === null ? null : `in ${row.parent_key}`),
+  }));
+}
+
+/** The natural keys of a table's live rows within `filter`, as text in the streams' key form (instants canonical). */
+async function liveKeySet(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>): Promise<Set<string>> {
+  const types = await columnTypes(db, table);
+  const parts = NATURAL_KEYS[table].map((column) =>
+    types.get(column) === "timestamp with time zone" ? sql`to_char(${sql.ref(column)} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT})` : sql`${sql.ref(column)}::text`,
+  );
+  let query = db
+    .selectFrom(table)
+    .select(sql<string>`${sql.join(parts, sql` || '|' || `)}`.as("key"))
+    .where(sql.ref("_deleted_at"), "is", null);
+  for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);
+  const rows = (await query.execute()) as { key: string }[];
+  return new Set(rows.map((row) => row.key));
 }

@@ -1,18 +1,30 @@
-import type { Page } from "../upstream/client.ts";
+import type { Page, ReadRecord } from "../upstream/client.ts";
+import { isLastPage, servedPageSize } from "../upstream/paging.ts";
 
 /**
  * A walk through a paginated listing with a cursor that heals.
  *
- * The upstream guarantees no order and records arrive or vanish between two
- * page requests (contract A.3). Records inserted before the cursor push the
- * rest forward, so at worst a record is read twice, which idempotent upserts
- * absorb. Records removed before the cursor pull the rest backward, and then a
- * plain offset would skip some. So whenever the ground may have moved (a
- * resumed walk, or a `total` that changed since the previous page) the page is
- * asked again starting `overlap` records early, and must hold one of the last
- * keys read before it (the tail); if none is there, the walk starts over from
- * offset 0. Records inserted before the cursor are not this walk's to find:
- * the engine compares the warehouse with the final total and walks again.
+ * The upstream guarantees no order, records arrive or vanish between two page
+ * requests (contract A.3), and real upstreams cap pages below the asked limit
+ * or report a total that is off. So every page after the first is asked one
+ * record early and must start with the last record read before it (the
+ * anchor):
+ * - the anchor first: nothing moved;
+ * - the anchor further in: records arrived before the cursor; what follows
+ *   the anchor is new to this walk, and the rest was read already;
+ * - no anchor: records before the cursor vanished, so the page is asked again
+ *   from further back and must hold one of the last keys read (the tail);
+ *   without one either, the walk starts over from offset 0.
+ * Records inserted before the cursor are not this walk's to find; the engine
+ * counts the distinct keys a walk saw against the total to know whether it
+ * saw everything (run-paged.ts).
+ *
+ * The listing ends at an empty page, at a page shorter than the page size the
+ * upstream has been serving once the offset has reached the total (see
+ * isLastPage), or at an anchored page that holds nothing past its anchor:
+ * neither a capped page nor a wrong total ends it early or keeps it going. An
+ * empty page where the total promises more is asked once more before it is
+ * believed.
  *
  * The next page is requested before the current one is handed out, so writing
  * one page overlaps fetching the next.
@@ -31,14 +43,15 @@ export interface WalkPage<R> {
   /** The tail to store with the checkpoint of this page. */
   tail: string[];
   /** Records in this page past the anchor: the ones this walk had not read yet. */
-  fresh: R[];
+  fresh: ReadRecord<R>[];
   /** How many times the walk has started over so far; keys gathered before a restart no longer describe the listing. */
   restarts: number;
 }
 
 export interface WalkResult {
+  /** The total of the last page. */
   total: number;
-  /** True when the walk covered the listing from offset 0, so every live record was seen. */
+  /** True when the walk covered the listing from offset 0. */
   fromStart: boolean;
   restarts: number;
 }
@@ -47,10 +60,15 @@ export interface WalkOptions<R> {
   fetch(offset: number, signal?: AbortSignal): Promise<Page<R>>;
   key(record: R): string;
   start: WalkStart;
+  /** The limit every request asks for. */
+  pageSize: number;
+  /** How far back a page is asked again when its anchor is gone. */
   overlap?: number;
   /** Starts over at most this many times before giving up on a listing that keeps moving. */
   maxRestarts?: number;
   signal?: AbortSignal;
+  /** Told of each page the walk drops without handing it out (asked again, or not where it should be). */
+  discard?(page: Page<R>): void;
 }
 
 export class UnstableListingError extends Error {
@@ -60,13 +78,18 @@ export class UnstableListingError extends Error {
   }
 }
 
+const TAIL_LENGTH = 5;
 const DEFAULT_OVERLAP = 5;
 const DEFAULT_MAX_RESTARTS = 3;
 
 interface Request {
   offset: number;
-  /** Whether the answer must contain one of the tail's keys. */
-  anchored: boolean;
+  /** Where the offset the walk reached lies: the page must hold the anchor (`near`) or a tail key (`wide`), or nothing was read yet (`none`). */
+  anchor: "none" | "near" | "wide";
+  /** The offset the walk had reached when this request was planned. */
+  reached: number;
+  /** Whether this is the second ask of a page that came back empty. */
+  again: boolean;
 }
 
 export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage<R>, WalkResult> {
@@ -75,55 +98,61 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   let tail = [...options.start.tail];
   let fromStart = options.start.offset === 0;
   let restarts = 0;
-  let previousTotal: number | undefined;
+  let pageSize = options.pageSize;
 
-  const anchoredRequest = (offset: number): Request =>
-    offset > 0 && tail.length > 0 ? { offset: Math.max(0, offset - overlap), anchored: true } : { offset, anchored: false };
+  const planFrom = (reached: number): Request =>
+    reached > 0 && tail.length > 0 ? { offset: reached - 1, anchor: "near", reached, again: false } : { offset: reached, anchor: "none", reached, again: false };
   const send = (request: Request) => {
     const pending = options.fetch(request.offset, options.signal);
     // A prefetched page may be abandoned when the consumer stops early.
     pending.catch(() => undefined);
     return { request, pending };
   };
+  const restart = () => {
+    restarts += 1;
+    if (restarts > maxRestarts) throw new UnstableListingError(maxRestarts);
+    tail = [];
+    fromStart = true;
+    pageSize = options.pageSize;
+    return send({ offset: 0, anchor: "none", reached: 0, again: false });
+  };
 
-  let inFlight = send(options.start.offset > 0 ? anchoredRequest(options.start.offset) : { offset: 0, anchored: false });
+  let inFlight = send(planFrom(options.start.offset));
   for (;;) {
     const { request } = inFlight;
     const page = await inFlight.pending;
-    const keys = page.records.map(options.key);
+    const received = page.records.length + page.rejected.length;
+    if (received === 0 && request.reached < page.total && !request.again) {
+      // An empty page where the total promises more is more often a glitch than the end.
+      options.discard?.(page);
+      inFlight = send({ ...request, again: true });
+      continue;
+    }
+    const keys = page.records.map((record) => options.key(record.value));
     let fresh = page.records;
-    if (request.anchored) {
-      const anchorAt = findAnchor(keys, tail);
+    if (request.anchor !== "none") {
+      const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
       if (anchorAt === -1) {
-        restarts += 1;
-        if (restarts > maxRestarts) throw new UnstableListingError(maxRestarts);
-        tail = [];
-        fromStart = true;
-        previousTotal = undefined;
-        inFlight = send({ offset: 0, anchored: false });
+        options.discard?.(page);
+        inFlight = request.anchor === "near" ? send({ ...request, offset: Math.max(0, request.reached - overlap), anchor: "wide", again: false }) : restart();
         continue;
       }
       fresh = page.records.slice(anchorAt + 1);
     }
-    const moved = previousTotal !== undefined && page.total !== previousTotal;
-    previousTotal = page.total;
-    if (moved && !request.anchored && tail.length > 0) {
-      // The listing changed since the last page, so this page may start past records it should hold: ask again with overlap.
-      inFlight = send(anchoredRequest(request.offset));
-      continue;
-    }
-    const received = page.records.length + page.rejected.length;
     const nextOffset = request.offset + received;
-    tail = [...tail, ...keys].slice(-overlap);
-    const finished = received === 0 || nextOffset >= page.total;
-    if (!finished) inFlight = send({ offset: nextOffset, anchored: false });
+    tail = [...tail, ...keys].slice(-TAIL_LENGTH);
+    // A page that brings nothing past the anchor and moves the cursor nowhere is the end, whatever the total claims.
+    const stalled = fresh.length === 0 && page.rejected.length === 0 && nextOffset <= request.reached;
+    const last = stalled || isLastPage(received, nextOffset, page.total, pageSize);
+    pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
+    if (!last) inFlight = send(planFrom(nextOffset));
     yield { page, nextOffset, tail, fresh, restarts };
-    if (finished) return { total: page.total, fromStart, restarts };
+    if (last) return { total: page.total, fromStart, restarts };
   }
 }
 
 /** Index in `keys` of the newest tail key present, or -1. */
-function findAnchor(keys: readonly string[], tail: readonly string[]): number {
+function findAnyTailKey(keys: readonly string[], tail: readonly string[]): number {
   for (let index = tail.length - 1; index >= 0; index -= 1) {
     const position = keys.lastIndexOf(tail[index] as string);
     if (position !== -1) return position;

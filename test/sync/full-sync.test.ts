@@ -36,24 +36,34 @@ describe("a second run with nothing new upstream", () => {
     const db = fixture.warehouse.db;
     const campaigns = await db
       .selectFrom("campaigns")
-      .leftJoin("leads", "leads.campaign_uid", "campaigns.uid")
-      .select(["campaigns.uid", "campaigns.status", sql<number>`count(leads.uid)::int`.as("leads")])
-      .groupBy(["campaigns.uid", "campaigns.status"])
+      .select([
+        "campaigns.uid",
+        "campaigns.status",
+        "campaigns.started_running_at",
+        sql<number>`(select count(*)::int from leads l where l.campaign_uid = campaigns.uid)`.as("leads"),
+        sql<number>`(select count(*)::int from email_sequences q where q.campaign_uid = campaigns.uid and q._deleted_at is null)`.as("sequences"),
+      ])
       .execute();
-    // README, "Requests per run": discovery is 1 + one page per 100 domains, contact lists and campaigns;
-    // each campaign costs its detail, one request per event listing (replies, clicks, opens),
-    // plus one page per 100 leads unless it is terminal and already had its final scan.
+    // README, "Requests per run": discovery is 1 + pages(domains) + pages(contact lists) + pages(campaigns);
+    // each campaign costs its detail, plus pages(leads) and one request per email sequence unless it is terminal
+    // and already had its final scan, plus one request per event listing (replies, clicks, opens) once it has
+    // started. A page after the first starts one record early (its anchor), and a full last page needs one more
+    // request to show it was the last.
     const [domains, contactLists] = await Promise.all(
       (["domains", "contact_lists"] as const).map(async (table) => Number((await db.selectFrom(table).select(sql<number>`count(*)`.as("n")).executeTakeFirst())?.n)),
     );
-    const pages = (rows: number) => Math.max(1, Math.ceil(rows / 100));
+    const pages = (rows: number) => (rows < 100 ? 1 : Math.floor((rows - 100) / 99) + 2);
     const terminal = new Set(["complete", "cancelled", "failed"]);
     const expected =
       1 +
       pages(domains ?? 0) +
       pages(contactLists ?? 0) +
       pages(campaigns.length) +
-      campaigns.reduce((sum, campaign) => sum + 1 + 3 + (terminal.has(campaign.status) ? 0 : pages(campaign.leads)), 0);
+      campaigns.reduce((sum, campaign) => {
+        const walked = terminal.has(campaign.status ?? "") ? 0 : pages(campaign.leads) + campaign.sequences;
+        const events = campaign.started_running_at === null ? 0 : 3;
+        return sum + 1 + walked + events;
+      }, 0);
 
     const secondStartedAt = new Date();
     const second = await runFullSync(fixture.context());
@@ -127,18 +137,26 @@ describe("an interrupted run", () => {
 });
 
 describe("a run whose process died", () => {
-  it("is closed as aborted by the next run of the same scope", async () => {
+  it("is closed as aborted by the next run of any scope, and a live run of another process is not", async () => {
     fixture = await openSyncFixture(databaseUrl(), "dead_run");
     const db = fixture.warehouse.db;
-    const dead = await db
+    const liveHolder = "coldsync:run:another-process";
+    const otherProcess = await fixture.warehouse.locks.acquire(liveHolder);
+    const inserted = await db
       .insertInto("sync_runs")
-      .values({ account: "acme", scope: null, trigger: "cli", started_at: new Date(Date.now() - 60_000), outcome: "running" })
+      .values([
+        { account: "acme", scope: null, trigger: "worker", started_at: new Date(Date.now() - 60_000), outcome: "running", holder: "coldsync:run:gone" },
+        { account: "acme", scope: "cmp_other", rhythm: "events", trigger: "worker", started_at: new Date(), outcome: "running", holder: liveHolder },
+      ])
       .returning("id")
-      .executeTakeFirstOrThrow();
-    await runFullSync(fixture.context());
-    const row = await db.selectFrom("sync_runs").select(["outcome", "finished_at"]).where("id", "=", dead.id).executeTakeFirstOrThrow();
-    expect(row.outcome).toBe("aborted");
-    expect(row.finished_at).not.toBeNull();
+      .execute();
+    const [dead, live] = inserted.map((row) => row.id);
+    const [campaign] = fixture.emulator.truth(TEST_KEY).keys.campaigns;
+    await runCampaignSync(fixture.context(), campaign as string, "leads");
+    const outcomes = await db.selectFrom("sync_runs").select(["id", "outcome", "finished_at"]).where("id", "in", [dead as number, live as number]).orderBy("id").execute();
+    expect(outcomes.map((row) => row.outcome)).toEqual(["aborted", "running"]);
+    expect(outcomes[0]?.finished_at).not.toBeNull();
+    await otherProcess?.release();
   });
 });
 

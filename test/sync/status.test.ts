@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignLag } from "../../src/sync/status.ts";
+import { achievedCadences, campaignLag, eventLag, fieldIssueCounts, rejectedCounts } from "../../src/sync/status.ts";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
 import { migrateToLatest } from "../../src/warehouse/migrate.ts";
 import { upsert } from "../../src/warehouse/upsert.ts";
@@ -13,7 +13,7 @@ const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_00
 beforeAll(async () => {
   warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: "status" });
   await migrateToLatest(warehouse);
-  const campaign = (uid: string, status: "running" | "complete") => ({ uid, _account: "acme", name: uid, workspace_id: 1, created_on: minutesAgo(10_000), status });
+  const campaign = (uid: string, status: "running" | "complete") => ({ uid, _account: "acme", name: uid, workspace_id: 1, created_on: minutesAgo(10_000), status, _observed_at: now });
   await upsert(warehouse.db, "campaigns", [campaign("active", "running"), campaign("done", "complete"), campaign("new", "running")], now);
   const checkpoints = [
     ...["campaign_detail", "replies", "link_clicks", "email_opens", "email_sequences"].flatMap((stream) => [
@@ -47,5 +47,48 @@ describe("campaignLag", () => {
   it("is unknown while a stream never completed", async () => {
     const lags = await campaignLag(warehouse.db, "acme", now);
     expect(lags.get("new")?.lagSeconds).toBeNull();
+  });
+});
+
+describe("fieldIssueCounts and rejectedCounts", () => {
+  it("count live rows per table and field, array positions folded, a row read by two sources once", async () => {
+    const issue = (raw: unknown) => ({ reason: "not one of the documented values; kept as text", raw });
+    const reply = (id: number) => ({ id, campaign_uid: "active", schedule_id: id, body_plain_text: "", body_html: "", received_on: now, reply_classification: "out_of_office" });
+    await upsert(warehouse.db, "replies", [1, 2].map((id) => ({ ...reply(id), _field_issues: { reply_classification: issue("out_of_office") } })), now, { source: "replies" });
+    await upsert(warehouse.db, "replies", [{ ...reply(1), _field_issues: { reply_classification: issue("out_of_office") } }], now, { source: "leads" });
+    const campaign = { uid: "active", _account: "acme", name: "active", workspace_id: 1, created_on: minutesAgo(10_000), status: "running", _observed_at: now };
+    await upsert(warehouse.db, "campaigns", [{ ...campaign, skip_days: ["Monday", "Holiday"], _field_issues: { "settings.skip_days.1": issue("Holiday") } }], now, { source: "campaign_detail" });
+    expect(await fieldIssueCounts(warehouse.db)).toEqual([
+      { table_name: "campaigns", field: "settings.skip_days.*", rows: 1 },
+      { table_name: "replies", field: "reply_classification", rows: 2 },
+    ]);
+    expect(await rejectedCounts(warehouse.db, "acme")).toEqual([]);
+  });
+});
+
+describe("eventLag and achievedCadences", () => {
+  it("give p50 and p95 lag per stream over the recent events, from the event's own time to the warehouse", async () => {
+    const minutesBefore = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+    const opens = [1, 2, 3, 4, 10].map((lagMinutes, index) => ({ campaign_uid: "active", schedule_id: 900 + index, opened_on: minutesBefore(30 + lagMinutes) }));
+    await upsert(warehouse.db, "email_opens", opens, minutesBefore(30));
+    // An open of last month says nothing about today's freshness.
+    await upsert(warehouse.db, "email_opens", [{ campaign_uid: "active", schedule_id: 999, opened_on: minutesBefore(40_000) }], minutesBefore(30));
+    const [opensLag] = await eventLag(warehouse.db);
+    expect(opensLag).toMatchObject({ stream: "email_opens", events: 5 });
+    expect(opensLag?.p50).toBeCloseTo(180, 0);
+    expect(opensLag?.p95).toBeGreaterThan(420);
+    expect(opensLag?.p95).toBeLessThanOrEqual(600);
+  });
+
+  it("give each rhythm's time between its last two complete cycles", async () => {
+    await warehouse.db
+      .insertInto("sync_checkpoints")
+      .values([
+        { account: "acme", campaign_uid: "active", stream: "replies", last_complete_scan_at: minutesAgo(1), state: JSON.stringify({ previousCompleteScanAt: minutesAgo(2).toISOString() }), updated_at: now },
+        { account: "acme", campaign_uid: "new", stream: "replies", last_complete_scan_at: minutesAgo(1), updated_at: now },
+      ])
+      .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet((eb) => ({ state: eb.ref("excluded.state"), last_complete_scan_at: eb.ref("excluded.last_complete_scan_at") })))
+      .execute();
+    expect(await achievedCadences(warehouse.db, "acme")).toEqual([{ campaign_uid: "active", rhythm: "events", seconds: 60 }]);
   });
 });

@@ -4,30 +4,58 @@ import { UnstableListingError, walk, type WalkOptions, type WalkResult } from ".
 
 /**
  * The healing cursor on an in-memory listing that changes between two page
- * requests the way contract A.3 allows: inserts anywhere, removals anywhere.
+ * requests the way contract A.3 allows (inserts and removals anywhere), and
+ * that deviates the way real upstreams do (pages capped below the limit, a
+ * total that is off, a record repeated across two pages, an empty page).
  */
 
 type Listing = string[];
 
-function pagedFrom(listing: () => Listing, pageSize: number, beforeEach?: (request: number, offset: number) => void) {
-  let requests = 0;
-  const fetch = async (offset: number): Promise<Page<string>> => {
-    beforeEach?.(requests, offset);
-    requests += 1;
-    const records = listing().slice(offset, offset + pageSize);
-    return { records, rejected: [], total: listing().length, offset, limit: pageSize };
-  };
-  return { fetch, requests: () => requests };
+interface Script {
+  /** Called before request n (0-based) is answered. */
+  before?(request: number, offset: number): void;
+  /** Records the upstream serves per page at most, whatever the limit asked. */
+  cap?: number;
+  /** The total reported for request n, when it should differ from the truth. */
+  total?(request: number, actual: number): number;
+  /** Request n answers a page that starts one record early. */
+  repeat?(request: number): boolean;
+  /** Request n answers an empty page. */
+  empty?(request: number): boolean;
 }
 
-async function collect(options: WalkOptions<string>): Promise<{ seen: Set<string>; result: WalkResult; fresh: string[] }> {
+const LIMIT = 10;
+
+function scripted(listing: () => Listing, script: Script = {}) {
+  const offsets: number[] = [];
+  const fetch = async (offset: number): Promise<Page<string>> => {
+    const request = offsets.length;
+    script.before?.(request, offset);
+    offsets.push(offset);
+    const from = script.repeat?.(request) && offset > 0 ? offset - 1 : offset;
+    const served = Math.min(LIMIT, script.cap ?? LIMIT);
+    const records = script.empty?.(request) ? [] : listing().slice(from, from + served);
+    const actual = listing().length;
+    return {
+      records: records.map((value) => ({ value, issues: [], raw: value })),
+      rejected: [],
+      total: script.total?.(request, actual) ?? actual,
+      offset,
+      limit: LIMIT,
+      observedAt: new Date(),
+    };
+  };
+  return { fetch, offsets };
+}
+
+async function collect(options: Omit<WalkOptions<string>, "key" | "pageSize">): Promise<{ seen: Set<string>; result: WalkResult; fresh: string[] }> {
   const seen = new Set<string>();
   const fresh: string[] = [];
-  const pages = walk(options);
+  const pages = walk({ key: (record) => record, pageSize: LIMIT, ...options });
   let step = await pages.next();
   while (!step.done) {
-    for (const record of step.value.page.records) seen.add(record);
-    fresh.push(...step.value.fresh);
+    for (const record of step.value.page.records) seen.add(record.value);
+    fresh.push(...step.value.fresh.map((record) => record.value));
     step = await pages.next();
   }
   return { seen, result: step.value, fresh };
@@ -36,61 +64,125 @@ async function collect(options: WalkOptions<string>): Promise<{ seen: Set<string
 const records = (count: number, prefix = "r") => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
 
 describe("walk", () => {
-  it("reads a still listing page by page, once", async () => {
+  it("reads a still listing page by page, each page after the first anchored on the record before it", async () => {
     const listing = records(25);
-    const source = pagedFrom(() => listing, 10);
-    const { seen, result } = await collect({ fetch: source.fetch, key: (record) => record, start: { offset: 0, tail: [] } });
+    const source = scripted(() => listing);
+    const { seen, result, fresh } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     expect(seen).toEqual(new Set(listing));
+    expect(fresh).toEqual(listing);
     expect(result).toEqual({ total: 25, fromStart: true, restarts: 0 });
-    expect(source.requests()).toBe(3);
+    expect(source.offsets).toEqual([0, 9, 18]);
+  });
+
+  it("asks once more after a full last page, since a total alone does not end a listing", async () => {
+    const listing = records(20);
+    const source = scripted(() => listing);
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(source.offsets).toEqual([0, 9, 18]);
   });
 
   it("skips none of the records it started with when others are inserted before the cursor", async () => {
     const listing = records(30);
     const original = [...listing];
-    const source = pagedFrom(() => listing, 10, (request) => {
-      if (request === 1) listing.splice(3, 0, "new-a", "new-b");
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) listing.splice(3, 0, "new-a", "new-b");
+      },
     });
-    const { seen } = await collect({ fetch: source.fetch, key: (record) => record, start: { offset: 0, tail: [] } });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     for (const record of original) expect(seen.has(record)).toBe(true);
   });
 
   it("re-anchors when records before the cursor vanish, so none is skipped", async () => {
     const listing = records(30);
-    const source = pagedFrom(() => listing, 10, (request) => {
-      if (request === 1) listing.splice(2, 3);
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) listing.splice(2, 3);
+      },
     });
-    const { seen } = await collect({ fetch: source.fetch, key: (record) => record, start: { offset: 0, tail: [] }, overlap: 5 });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     for (const record of listing) expect(seen.has(record)).toBe(true);
+  });
+
+  it("reads the record a deletion pulled across the cursor, although the total stayed the same (issue 16, scenario 1)", async () => {
+    // L0..L149 in ascending order; after page 1, L9 is deleted and L150 added: the total stays 150.
+    const listing = records(150, "L");
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) {
+          listing.splice(9, 1);
+          listing.push("L150");
+        }
+      },
+    });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen.has("L10")).toBe(true);
+    for (const record of listing) expect(seen.has(record)).toBe(true);
+  });
+
+  it("continues past pages the upstream caps below the limit, and ends at the short page that reaches the total", async () => {
+    const listing = records(23);
+    const source = scripted(() => listing, { cap: 4 });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+  });
+
+  it("is not stopped early by a total that is a few short, nor kept going by one that is a few over", async () => {
+    const listing = records(33);
+    const under = scripted(() => listing, { total: (_request, actual) => actual - 3 });
+    expect((await collect({ fetch: under.fetch, start: { offset: 0, tail: [] } })).seen).toEqual(new Set(listing));
+    const over = scripted(() => listing, { total: (_request, actual) => actual + 2 });
+    expect((await collect({ fetch: over.fetch, start: { offset: 0, tail: [] } })).seen).toEqual(new Set(listing));
+    expect(over.offsets.length).toBeLessThanOrEqual(6);
+  });
+
+  it("heals a page that repeats the previous page's last record", async () => {
+    const listing = records(40);
+    const source = scripted(() => listing, { repeat: (request) => request === 2 });
+    const { seen, fresh } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(new Set(fresh)).toEqual(new Set(listing));
+  });
+
+  it("asks again for an empty page while the total promises more", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing, { empty: (request) => request === 1 });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
   });
 
   it("resumes from a checkpoint by finding its tail again, and reports only the records past it as fresh", async () => {
     const listing = records(30);
-    const source = pagedFrom(() => listing, 10);
-    const { fresh, result } = await collect({
-      fetch: source.fetch,
-      key: (record) => record,
-      start: { offset: 20, tail: ["r15", "r16", "r17", "r18", "r19"] },
-    });
+    const source = scripted(() => listing);
+    const { fresh, result } = await collect({ fetch: source.fetch, start: { offset: 20, tail: ["r15", "r16", "r17", "r18", "r19"] } });
     expect(fresh).toEqual(records(30).slice(20));
     expect(result.fromStart).toBe(false);
   });
 
+  it("reads a tail that holds nothing new with one request", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing);
+    const { fresh } = await collect({ fetch: source.fetch, start: { offset: 30, tail: ["r25", "r26", "r27", "r28", "r29"] } });
+    expect(fresh).toEqual([]);
+    expect(source.offsets).toEqual([29]);
+  });
+
   it("starts over from the beginning when the tail is gone from the overlap", async () => {
     const listing = records(30);
-    const source = pagedFrom(() => listing, 10);
-    const { seen, result } = await collect({ fetch: source.fetch, key: (record) => record, start: { offset: 20, tail: ["gone"] } });
+    const source = scripted(() => listing);
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 20, tail: ["gone"] } });
     expect(seen).toEqual(new Set(listing));
     expect(result).toMatchObject({ fromStart: true, restarts: 1 });
   });
 
   it("gives up on a listing that never holds still", async () => {
     let generation = 0;
-    const source = pagedFrom(() => records(30 + generation, `g${generation}-`), 10, () => {
-      generation += 1;
+    const source = scripted(() => records(30 + generation, `g${generation}-`), {
+      before: () => {
+        generation += 1;
+      },
     });
-    await expect(collect({ fetch: source.fetch, key: (record) => record, start: { offset: 20, tail: ["x"] }, maxRestarts: 2 })).rejects.toThrow(
-      UnstableListingError,
-    );
+    await expect(collect({ fetch: source.fetch, start: { offset: 20, tail: ["x"] }, maxRestarts: 2 })).rejects.toThrow(UnstableListingError);
   });
 });

@@ -5,7 +5,7 @@ import { contactLists } from "./contact-lists.ts";
 import { domains } from "./domains.ts";
 import { emailOpens } from "./email-opens.ts";
 import { emailSequences } from "./email-sequences.ts";
-import { leads, leadsByUid } from "./leads.ts";
+import { LEAD_REFRESH, leads, leadsByUid } from "./leads.ts";
 import { linkClicks } from "./link-clicks.ts";
 import { replies } from "./replies.ts";
 import { workspaces } from "./workspaces.ts";
@@ -20,4 +20,4 @@ export const ACCOUNT_STREAMS = [workspaces, domains, contactLists, campaigns] as
  */
 export const CAMPAIGN_STREAMS = [campaignDetail, leads, replies, linkClicks, emailOpens, emailSequences] as StreamDefinition[];
 
-export { campaignDetail, campaigns, contactLists, domains, emailOpens, emailSequences, leads, leadsByUid, linkClicks, replies, workspaces };
+export { campaignDetail, campaigns, contactLists, domains, emailOpens, emailSequences, LEAD_REFRESH, leads, leadsByUid, linkClicks, replies, workspaces };

@@ -1,79 +1,223 @@
-import { contact, lead, schedule, type Lead } from "../../upstream/resources.ts";
-import { compositeKey, isoKey, toDate, unknownFields } from "../mapping.ts";
-import type { LookupStream, PagedStream, RowBatch, StreamScope } from "../stream.ts";
+import type { ReadRecord, RecordOf } from "../../upstream/client.ts";
+import { isUsableKey } from "../../upstream/parsing.ts";
+import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
+import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
+import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
+import type { CascadeRule, LookupStream, PagedStream, RowBatch, RowContext, SoftDeleteRule } from "../stream.ts";
+
+type Lead = RecordOf<"leads">;
+type Schedule = NonNullable<NonNullable<Lead["schedules"]>[number]>;
+type LeadTables = "contacts" | "leads" | "schedules" | "email_sequences" | "replies" | "link_clicks";
+type Rows = { [T in LeadTables]-?: NonNullable<RowBatch[T]> };
+
+/** Natural key of a click, shared by the listing and the copies nested in schedules. */
+export function linkClickKey(scheduleId: number, link: string, clickedOn: string): string {
+  return compositeKey(scheduleId, link, instant(clickedOn));
+}
+
+function reasonAt(issues: readonly FieldIssue[], path: string): string {
+  const found = issues.filter((issue) => issue.path === path || issue.path.startsWith(`${path}.`));
+  return found.map((issue) => `${issue.path}: ${issue.reason}`).join("; ") || `${path}: empty`;
+}
+
+function rawAt(raw: unknown, ...path: (string | number)[]): unknown {
+  let value = raw;
+  for (const step of path) value = (value as Record<string | number, unknown> | null | undefined)?.[step];
+  return value ?? null;
+}
 
 /**
  * A campaign's leads (#11) with everything nested in them: the contact, one
  * schedule per email, the email sequence each schedule sends (its id, subject,
  * body and content type), and the clicks and replies recorded on schedules.
- * Leads change in place as emails go out, so the listing is walked in full.
+ *
+ * The contact and a schedule's `email_data` are copies of records other leads
+ * and schedules share, so what deviates in them is recorded on the row that
+ * carries the copy (`contact.email_id` on the lead, `email_data.subject` on the
+ * schedule), and their own rows take only the fields that could be read.
  */
-export function leadRows(record: Lead, scope: StreamScope): RowBatch {
-  const campaignUid = scope.campaignUid ?? "";
-  const schedules = record.schedules;
-  return {
-    contacts: [
-      {
-        id: record.contact.id,
-        email_id: record.contact.email_id,
-        bounced: record.contact.bounced,
-        unsubscribed: record.contact.unsubscribed,
-        _extra: unknownFields(record.contact, contact),
-      },
-    ],
-    leads: [
+export function leadRows(read: ReadRecord<Lead>, context: RowContext): RowBatch {
+  const { value: record, issues, raw } = read;
+  const campaignUid = context.scope.campaignUid ?? "";
+  const rows: Rows = { contacts: [], leads: [], schedules: [], email_sequences: [], replies: [], link_clicks: [] };
+  const copy = record.contact;
+  const contactId = copy !== null && isUsableKey(copy.id) ? (copy.id as number) : null;
+  if (copy !== null && contactId !== null) {
+    rows.contacts.push(
+      withoutUnreadable(
+        {
+          id: contactId,
+          email_id: copy.email_id,
+          bounced: copy.bounced,
+          unsubscribed: copy.unsubscribed,
+          _extra: unknownFields(copy, contact),
+          _observed_at: context.observedAt,
+        },
+        issues,
+        "contact",
+      ),
+    );
+  }
+  rows.leads.push(
+    withoutUnreadable(
       {
         uid: record.uid,
         campaign_uid: campaignUid,
-        contact_id: record.contact.id,
+        contact_id: contactId,
         sender_email_address: record.sender_email_address,
         sender_name: record.sender_name,
         _extra: unknownFields(record, lead),
+        _field_issues: issuesAt(issues, "", ["schedules"]),
       },
-    ],
-    schedules: schedules.map((item) => ({
-      id: item.id,
-      lead_uid: record.uid,
-      campaign_uid: campaignUid,
-      email_sequence_id: item.email_data.id,
-      status: item.status,
-      schedule_datetime: toDate(item.schedule_datetime),
-      sent_on: toDate(item.sent_on),
-      reply_received: item.reply_received,
-      email_opened: item.email_opened,
-      email_opened_on: toDate(item.email_opened_on),
-      email_open_count: item.email_open_count,
-      _extra: unknownFields(item, schedule),
-    })),
-    email_sequences: schedules.map((item) => ({
-      id: item.email_data.id,
-      campaign_uid: campaignUid,
-      subject: item.email_data.subject,
-      body: item.email_data.body,
-      email_content_type: item.email_data.email_content_type,
-    })),
-    replies: schedules.flatMap((item) =>
-      item.replies.map((reply) => ({
-        id: reply.id,
-        campaign_uid: campaignUid,
-        schedule_id: item.id,
-        lead_uid: record.uid,
-        body_plain_text: reply.body_plain_text,
-        body_html: reply.body_html,
-        received_on: toDate(reply.received_on),
-        reply_classification: reply.reply_classification,
-      })),
+      issues,
+      "",
+      (column) => (column === "contact_id" ? "contact.id" : column),
     ),
-    link_clicks: schedules.flatMap((item) =>
-      item.link_click_events.map((click) => ({
-        id: click.id,
+  );
+  (record.schedules ?? []).forEach((item, index) => {
+    const at = `schedules.${index}`;
+    if (item === null || !isUsableKey(item.id)) {
+      const skipped = (item?.replies?.length ?? 0) + (item?.link_click_events?.length ?? 0);
+      context.reject({ reason: reasonAt(issues, item === null ? at : `${at}.id`), payload: rawAt(raw, "schedules", index), recordKey: null, skipped });
+      return;
+    }
+    scheduleRows(item, index, record.uid, campaignUid, read, context, rows);
+  });
+  return rows;
+}
+
+function scheduleRows(item: Schedule, position: number, leadUid: string, campaignUid: string, read: ReadRecord<Lead>, context: RowContext, rows: Rows): void {
+  const { issues, raw } = read;
+  const at = `schedules.${position}`;
+  const scheduleId = item.id as number;
+  const emailData = item.email_data;
+  const sequenceId = emailData !== null && isUsableKey(emailData.id) ? (emailData.id as number) : null;
+  rows.schedules.push(
+    withoutUnreadable(
+      {
+        id: scheduleId,
+        lead_uid: leadUid,
         campaign_uid: campaignUid,
-        schedule_id: item.id,
-        link: click.link,
-        clicked_on: toDate(click.clicked_on),
-      })),
+        email_sequence_id: sequenceId,
+        status: item.status,
+        schedule_datetime: instant(item.schedule_datetime),
+        sent_on: instant(item.sent_on),
+        reply_received: item.reply_received,
+        email_opened: item.email_opened,
+        email_opened_on: instant(item.email_opened_on),
+        email_open_count: item.email_open_count,
+        _extra: unknownFields(item, schedule),
+        _field_issues: issuesAt(issues, at, ["replies", "link_click_events"]),
+        _observed_at: context.observedAt,
+      },
+      issues,
+      at,
+      (column) => (column === "email_sequence_id" ? "email_data.id" : column),
     ),
-  };
+  );
+  if (emailData !== null && sequenceId !== null) {
+    rows.email_sequences.push(
+      withoutUnreadable(
+        {
+          id: sequenceId,
+          campaign_uid: campaignUid,
+          subject: emailData.subject,
+          body: emailData.body,
+          email_content_type: emailData.email_content_type,
+          _extra: unknownFields(emailData, scheduleEmailData),
+        },
+        issues,
+        `${at}.email_data`,
+      ),
+    );
+  }
+  (item.replies ?? []).forEach((reply, index) => {
+    const path = `${at}.replies.${index}`;
+    if (reply === null || !isUsableKey(reply.id)) {
+      context.reject({ reason: reasonAt(issues, reply === null ? path : `${path}.id`), payload: rawAt(raw, "schedules", position, "replies", index), recordKey: null, skipped: 0 });
+      return;
+    }
+    rows.replies.push(
+      withoutUnreadable(
+        {
+          id: reply.id as number,
+          campaign_uid: campaignUid,
+          schedule_id: scheduleId,
+          lead_uid: leadUid,
+          body_plain_text: reply.body_plain_text,
+          body_html: reply.body_html,
+          received_on: instant(reply.received_on),
+          reply_classification: reply.reply_classification,
+          _extra: unknownFields(reply, nestedReply),
+          _field_issues: issuesAt(issues, path),
+        },
+        issues,
+        path,
+      ),
+    );
+  });
+  (item.link_click_events ?? []).forEach((click, index) => {
+    const path = `${at}.link_click_events.${index}`;
+    const clickedOn = click === null ? null : instant(click.clicked_on);
+    if (click === null || !isUsableKey(click.link) || clickedOn === null) {
+      const field = click === null ? path : !isUsableKey(click.link) ? `${path}.link` : `${path}.clicked_on`;
+      context.reject({ reason: reasonAt(issues, field), payload: rawAt(raw, "schedules", position, "link_click_events", index), recordKey: null, skipped: 0 });
+      return;
+    }
+    rows.link_clicks.push(
+      withoutUnreadable(
+        {
+          id: click.id,
+          campaign_uid: campaignUid,
+          schedule_id: scheduleId,
+          link: click.link as string,
+          clicked_on: clickedOn,
+          _extra: unknownFields(click, nestedLinkClick),
+          _field_issues: issuesAt(issues, path),
+        },
+        issues,
+        path,
+      ),
+    );
+  });
+}
+
+/** The ids of the schedules a lead vouches for, or null when its list of schedules could not be read whole. */
+function scheduleKeysOf(record: Lead): { id: number }[] | null {
+  const items = record.schedules;
+  if (items === null || items.some((item) => item === null || !isUsableKey(item.id))) return null;
+  return items.map((item) => ({ id: (item as Schedule).id as number }));
+}
+
+/** A schedule that is gone takes its replies, clicks and opens with it. */
+const SCHEDULE_CHILDREN: CascadeRule = {
+  from: "schedules",
+  children: [
+    { table: "replies", column: "schedule_id" },
+    { table: "link_clicks", column: "schedule_id" },
+    { table: "email_opens", column: "schedule_id" },
+  ],
+};
+
+/** A lead that is gone takes its schedules (and they their events, SCHEDULE_CHILDREN); its contact follows by itself (migrations/0008). */
+const LEAD_CHILDREN: CascadeRule = { from: "leads", children: [{ table: "schedules", column: "lead_uid" }] };
+
+const LEAD_SOFT_DELETES: SoftDeleteRule<Lead>[] = [
+  { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }), keys: (record) => [{ uid: record.uid }] },
+  {
+    table: "schedules",
+    within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }),
+    keys: scheduleKeysOf,
+    parent: { column: "lead_uid", of: (record) => record.uid },
+  },
+];
+
+/** What a lead's payload holds below it: its contact, schedules, and their replies and clicks. */
+export function recordsBelowLead(payload: unknown): number {
+  const lead = payload as { contact?: unknown; schedules?: unknown } | null;
+  const schedules = Array.isArray(lead?.schedules) ? (lead.schedules as { replies?: unknown; link_click_events?: unknown }[]) : [];
+  const nested = (list: unknown) => (Array.isArray(list) ? list.length : 0);
+  return (lead?.contact ? 1 : 0) + schedules.reduce((sum, item) => sum + 1 + nested(item?.replies) + nested(item?.link_click_events), 0);
 }
 
 export const leads: PagedStream<Lead> = {
@@ -84,31 +228,33 @@ export const leads: PagedStream<Lead> = {
   checkpoint: "rescan",
   key: (record) => record.uid,
   rows: leadRows,
-  softDelete: [
-    { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }), keys: (record) => [{ uid: record.uid }] },
-    {
-      table: "schedules",
-      within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }),
-      keys: (record) => record.schedules.map((item) => ({ id: item.id })),
-    },
-  ],
+  softDelete: LEAD_SOFT_DELETES,
+  cascade: [SCHEDULE_CHILDREN],
+  childrenOf: recordsBelowLead,
+  copiesInto: ["replies", "link_clicks"],
   completeness: { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
 };
 
-/** Natural key of a click, shared by the listing and the copies nested in schedules. */
-export function linkClickKey(scheduleId: number, link: string, clickedOn: string): string {
-  return compositeKey(scheduleId, link, isoKey(clickedOn));
-}
+/**
+ * The same leads, fetched one by one (#12): how the schedules of leads whose
+ * events moved are refreshed without walking every lead. Its rows are the
+ * same source as the listing's.
+ */
+export const LEAD_REFRESH = "lead_refresh";
 
-/** The same leads, fetched one by one (#12): how a terminal campaign refreshes just the leads whose schedules got new events. */
 export function leadsByUid(uids: readonly string[]): LookupStream<Lead> {
   return {
-    name: "lead_refresh",
+    name: LEAD_REFRESH,
+    source: "leads",
     kind: "lookup",
     scope: "campaign",
     ids: async () => uids,
     fetch: (client, uid, signal) => client.getLead(String(uid), signal),
     missing: { table: "leads", column: "uid" },
+    cascade: [LEAD_CHILDREN, SCHEDULE_CHILDREN],
+    key: (record) => record.uid,
     rows: leadRows,
+    childrenOf: recordsBelowLead,
+    copiesInto: ["replies", "link_clicks"],
   };
 }

@@ -1,0 +1,301 @@
+import { sql } from "kysely";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/logger.ts";
+import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
+import type { SyncContext } from "../../src/sync/context.ts";
+import { currentRejected } from "../../src/sync/counts.ts";
+import { CampaignBusyError, runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { Lead } from "../../src/upstream/resources.ts";
+import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
+import { campaignLockName } from "../../src/warehouse/run-locks.ts";
+import { migrateToLatest } from "../../src/warehouse/migrate.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstream, type ScriptedUpstream } from "../support/scripted-upstream.ts";
+
+/**
+ * The engine against an upstream scripted request by request (issue 16): each
+ * scenario replays the exact sequence in which the warehouse used to end wrong
+ * while the run said `succeeded`.
+ */
+
+const databaseUrl = useTestDatabase("engine");
+const CAMPAIGN = "cmp_scripted";
+let schemas = 0;
+
+interface Harness {
+  upstream: ScriptedUpstream;
+  warehouse: Warehouse;
+  client: UpstreamClient;
+  context(overrides?: Partial<SyncContext>): SyncContext;
+}
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const harness of open.splice(0)) {
+    await harness.client.close();
+    await harness.warehouse.destroy();
+    await harness.upstream.close();
+  }
+});
+
+/** A running campaign with `count` leads L1..Ln, one schedule each (ids 1001..), all sending sequence 1. */
+async function harness(count: number, status: "running" | "complete" = "running"): Promise<Harness> {
+  const state = emptyState();
+  state.campaigns.push(buildCampaign(CAMPAIGN, status));
+  state.sequences.set(1, buildSequence(1));
+  state.leads.set(CAMPAIGN, Array.from({ length: count }, (_, index) => buildLead(`L${index + 1}`, 1001 + index)));
+  const upstream = await startScriptedUpstream(state);
+  schemas += 1;
+  const warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: `engine_${schemas}` });
+  await migrateToLatest(warehouse);
+  const client = new UpstreamClient({ baseUrl: upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000 });
+  const created: Harness = {
+    upstream,
+    warehouse,
+    client,
+    context: (overrides = {}) => ({ client, db: warehouse.db, account: "acme", logger: createLogger({ level: "silent" }), trigger: "cli", ...overrides }),
+  };
+  open.push(created);
+  return created;
+}
+
+async function liveLeads(h: Harness): Promise<string[]> {
+  const rows = await h.warehouse.db.selectFrom("leads").select("uid").where("campaign_uid", "=", CAMPAIGN).where("_deleted_at", "is", null).execute();
+  return rows.map((row) => row.uid).sort();
+}
+
+const leadsOf = (h: Harness) => h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+const uids = (leads: readonly Lead[]) => leads.map((lead) => lead.uid).sort();
+const isLeadsPage = (path: string, offset: number) => (query: URLSearchParams) => path === "/api/v1/leads/" && Number(query.get("offset")) >= offset;
+
+describe("1. a listing that shifts under the cursor", () => {
+  it("reads the record a deletion pulled back across the cursor, with the total unchanged, and soft-deletes only what is gone", async () => {
+    const h = await harness(150);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    let shifted = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (!shifted && isLeadsPage(path, 1)(query)) {
+        shifted = true;
+        leadsOf(h).splice(9, 1); // L10 goes
+        leadsOf(h).push(buildLead("L151", 1151)); // L151 arrives: the total stays 150
+      }
+      return undefined;
+    };
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const live = await liveLeads(h);
+    expect(live).toContain("L101");
+    expect(live).toContain("L151");
+    // L10 was read on page 1, before it went: the next walk retires it.
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+  });
+
+  it("walks again, without soft-deleting, when a record moved behind the cursor", async () => {
+    const h = await harness(150);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    let moved = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (!moved && isLeadsPage(path, 1)(query)) {
+        moved = true;
+        const [lead] = leadsOf(h).splice(139, 1);
+        leadsOf(h).unshift(lead as Lead);
+      }
+      return undefined;
+    };
+    const summary = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(summary.outcome).toBe("succeeded");
+    expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+  });
+
+  it("asks an empty page again, and soft-deletes nothing when the listing never shows its rest", async () => {
+    const h = await harness(150);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    let glitches = 0;
+    h.upstream.hook = ({ path, query }) => (isLeadsPage(path, 1)(query) && glitches++ < 1 ? { status: 200, body: { data: [], total: 150 } } : undefined);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await liveLeads(h)).toHaveLength(150);
+
+    h.upstream.hook = ({ path, query }) => (isLeadsPage(path, 1)(query) ? { status: 200, body: { data: [], total: 150 } } : undefined);
+    const stuck = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(stuck.outcome).toBe("partial");
+    // Empty pages also hide the anchor, so the walk may give up restarting before it gives up re-walking.
+    expect(stuck.failures.map((failure) => failure.error.name)).toEqual([expect.stringMatching(/^(IncompleteWalkError|UnstableListingError)$/)]);
+    expect(await liveLeads(h)).toHaveLength(150);
+  });
+});
+
+describe("2. a resumed partial walk", () => {
+  it("is never taken as a finished campaign's final scan", async () => {
+    const h = await harness(150);
+    // Cycle N: page 1 commits, then the walk fails.
+    h.upstream.hook = ({ path, query }) => (isLeadsPage(path, 1)(query) ? { status: 404, body: { message: "gone for a moment" } } : undefined);
+    const interrupted = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(interrupted.outcome).toBe("partial");
+    // The campaign completes; the first page's lead gets its send.
+    h.upstream.hook = undefined;
+    (h.upstream.state.campaigns[0] as { status: string }).status = "complete";
+    const first = leadsOf(h)[0]?.schedules[0] as { sent_on: string | null; status: string };
+    first.sent_on = "2026-05-02T10:00:00.000Z";
+    first.status = "sent";
+
+    // Cycle N+1 resumes at the cursor and finishes the walk: not a full scan of the complete campaign.
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const key = { account: "acme", campaignUid: CAMPAIGN, stream: "leads" };
+    expect((await loadCheckpoint(h.warehouse.db, key)).state.scannedStatus).not.toBe("complete");
+
+    // Cycle N+2 walks from the start and lands the send; only then is the final scan done.
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect((await loadCheckpoint(h.warehouse.db, key)).state.scannedStatus).toBe("complete");
+    const schedule = await h.warehouse.db.selectFrom("schedules").select("sent_on").where("id", "=", 1001).executeTakeFirstOrThrow();
+    expect(schedule.sent_on).toEqual(new Date("2026-05-02T10:00:00.000Z"));
+    const requestsBefore = h.upstream.requests.length;
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(h.upstream.requests.slice(requestsBefore).filter((request) => request.startsWith("/api/v1/leads/"))).toEqual([]);
+  });
+});
+
+describe("3. records that are present whatever else is wrong with them", () => {
+  it("soft-deletes nothing from a walk that met a lead it could not place", async () => {
+    const h = await harness(20);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    h.upstream.hook = ({ path }) => {
+      if (path !== "/api/v1/leads/") return undefined;
+      const [broken, ...rest] = leadsOf(h).map((lead) => ({ ...lead }));
+      delete (broken as Partial<Lead>).uid;
+      return { status: 200, body: { data: [broken, ...rest], total: 20 } };
+    };
+    const summary = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(summary.outcome).toBe("partial");
+    expect(await liveLeads(h)).toHaveLength(20);
+    const schedules = await h.warehouse.db.selectFrom("schedules").select("id").where("_deleted_at", "is", null).execute();
+    expect(schedules).toHaveLength(20);
+  });
+
+  it("keeps the schedules of a lead whose list of schedules could not be read", async () => {
+    const h = await harness(20);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    h.upstream.hook = ({ path }) =>
+      path === "/api/v1/leads/" ? { status: 200, body: { data: leadsOf(h).map((lead, index) => (index === 0 ? { ...lead, schedules: "n/a" } : lead)), total: 20 } } : undefined;
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 1001).executeTakeFirstOrThrow()).toEqual({ _deleted_at: null });
+  });
+
+  it("soft-deletes a reply only when two reply listings in a row leave it out, and a schedule's copy does not bring it back", async () => {
+    const h = await harness(3);
+    const reply = { id: 77, body_plain_text: "Yes", body_html: "<p>Yes</p>", received_on: "2026-05-01T12:00:00.000Z", reply_classification: "positive" as const };
+    (leadsOf(h)[0]?.schedules[0] as { replies: unknown[] }).replies.push(reply);
+    h.upstream.state.replies.set(CAMPAIGN, [{ ...reply, schedule_id: 1001, mail_from: "l1@example.com", subject: "Re: Step 1" }]);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    const deletedAt = async () => (await h.warehouse.db.selectFrom("replies").select("_deleted_at").where("id", "=", 77).executeTakeFirstOrThrow())._deleted_at;
+
+    h.upstream.hook = ({ path }) => (path === "/api/v1/replies/" ? { status: 200, body: [] } : undefined);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await deletedAt()).toBeNull();
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await deletedAt()).toBeInstanceOf(Date);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await deletedAt()).toBeInstanceOf(Date);
+    h.upstream.hook = undefined;
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await deletedAt()).toBeNull();
+  });
+});
+
+describe("4. rejected records", () => {
+  it("count as rejected now only while they are still met", async () => {
+    const h = await harness(5);
+    let version = 0;
+    h.upstream.hook = ({ path }) => {
+      if (path !== "/api/v1/leads/") return undefined;
+      const [broken, ...rest] = leadsOf(h).map((lead) => ({ ...lead }));
+      delete (broken as Partial<Lead>).uid;
+      (broken as Lead).sender_name = `changed ${version++}`;
+      return { status: 200, body: { data: [broken, ...rest], total: 5 } };
+    };
+    await runCampaignSync(h.context(), CAMPAIGN);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await currentRejected(h.warehouse.db, "acme", "leads", CAMPAIGN)).toBe(1);
+    h.upstream.hook = undefined;
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await currentRejected(h.warehouse.db, "acme", "leads", CAMPAIGN)).toBe(0);
+  });
+});
+
+describe("6. timestamps below the millisecond", () => {
+  it("keep two opens a few microseconds apart as two rows, and the walk complete", async () => {
+    const h = await harness(1);
+    h.upstream.state.opens.set(CAMPAIGN, [
+      { schedule_id: 1001, opened_on: "2026-05-01T10:00:00.123456Z" },
+      { schedule_id: 1001, opened_on: "2026-05-01T10:00:00.123789Z" },
+    ]);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const opens = await sql<{ opened_on: string }>`select to_char(opened_on at time zone 'UTC', 'HH24:MI:SS.US') as opened_on from email_opens order by opened_on`.execute(h.warehouse.db);
+    expect(opens.rows.map((row) => row.opened_on)).toEqual(["10:00:00.123456", "10:00:00.123789"]);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+  });
+});
+
+describe("7. smaller, same spirit", () => {
+  it("never lets two processes sync one campaign at once: the second says so and skips it", async () => {
+    const h = await harness(10);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    h.upstream.hook = async ({ path }) => {
+      if (path === "/api/v1/leads/") await held;
+      return undefined;
+    };
+    const context = h.context({ locks: h.warehouse.locks });
+    const first = runCampaignSync(context, CAMPAIGN, "leads");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The same rhythm is refused, and no run row is opened for it; the other rhythm may run beside it.
+    await expect(runCampaignSync(h.context({ locks: h.warehouse.locks, trigger: "worker" }), CAMPAIGN, "leads")).rejects.toThrow(CampaignBusyError);
+    await expect(runCampaignSync(h.context({ locks: h.warehouse.locks, trigger: "worker" }), CAMPAIGN, "all")).rejects.toThrow(CampaignBusyError);
+    expect((await runCampaignSync(h.context({ locks: h.warehouse.locks, trigger: "worker" }), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    release();
+    expect((await first).outcome).toBe("succeeded");
+    expect((await runCampaignSync(h.context({ locks: h.warehouse.locks }), CAMPAIGN)).outcome).toBe("succeeded");
+    const runs = await h.warehouse.db.selectFrom("sync_runs").select(["rhythm", "outcome"]).orderBy("id").execute();
+    expect(runs).toEqual([
+      { rhythm: "leads", outcome: "succeeded" },
+      { rhythm: "events", outcome: "succeeded" },
+      { rhythm: null, outcome: "succeeded" },
+    ]);
+  });
+
+  it("keeps the locks of two warehouses in one database apart: the same campaign syncs in both at once", async () => {
+    const [one, other] = [await harness(3), await harness(3)];
+    const name = campaignLockName("acme", CAMPAIGN, "leads");
+    const held = await one.warehouse.locks.acquire(name);
+    expect(held).not.toBeNull();
+    expect(await one.warehouse.locks.acquire(name)).toBeNull();
+    const beside = await other.warehouse.locks.acquire(name);
+    expect(beside).not.toBeNull();
+    expect([...(await other.warehouse.locks.held(other.warehouse.db, [name]))]).toEqual([name]);
+    await beside?.release();
+    expect([...(await other.warehouse.locks.held(other.warehouse.db, [name]))]).toEqual([]);
+    expect([...(await one.warehouse.locks.held(one.warehouse.db, [name]))]).toEqual([name]);
+    await held?.release();
+  });
+
+  it("soft-deletes a campaign that vanished upstream together with its leads, schedules and events", async () => {
+    const h = await harness(5);
+    h.upstream.state.opens.set(CAMPAIGN, [{ schedule_id: 1001, opened_on: "2026-05-01T10:00:00.000Z" }]);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    await runFullSync(h.context());
+    const db = h.warehouse.db;
+    for (const table of ["campaigns", "leads", "schedules", "email_opens", "email_sequences", "campaign_sending_domains"] as const) {
+      const live = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where _deleted_at is null`.execute(db);
+      expect({ table, live: live.rows[0]?.n }).toEqual({ table, live: 0 });
+    }
+  });
+
+  it("sees an email sequence's label change on the campaign's next cycle", async () => {
+    const h = await harness(2);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    (h.upstream.state.sequences.get(1) as { label: string }).label = "approved";
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await h.warehouse.db.selectFrom("email_sequences").select("label").where("id", "=", 1).executeTakeFirstOrThrow()).toEqual({ label: "approved" });
+  });
+});

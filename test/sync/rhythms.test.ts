@@ -1,0 +1,189 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/logger.ts";
+import { REFRESH_LIMIT } from "../../src/sync/campaign-sync.ts";
+import type { SyncContext } from "../../src/sync/context.ts";
+import { runCampaignSync } from "../../src/sync/runs.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { Lead, Reply } from "../../src/upstream/resources.ts";
+import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
+import { migrateToLatest } from "../../src/warehouse/migrate.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstream, type ScriptedUpstream } from "../support/scripted-upstream.ts";
+
+/**
+ * A campaign's two rhythms (issue 12): events read from their tails every
+ * minute with the touched leads refreshed, leads walked on their own cadence,
+ * nothing requested where nothing can happen.
+ */
+
+const databaseUrl = useTestDatabase("rhythms");
+const CAMPAIGN = "cmp_rhythms";
+const EVENT_PATHS = ["/api/v1/replies/", "/api/v1/campaign/link-click-events/", "/api/v1/campaign/email-open-events/"];
+let schemas = 0;
+
+interface Harness {
+  upstream: ScriptedUpstream;
+  warehouse: Warehouse;
+  client: UpstreamClient;
+  context(): SyncContext;
+  /** Paths requested since the last call. */
+  requested(): string[];
+}
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const harness of open.splice(0)) {
+    await harness.client.close();
+    await harness.warehouse.destroy();
+    await harness.upstream.close();
+  }
+});
+
+async function harness(status: "created" | "running", leads = 5): Promise<Harness> {
+  const state = emptyState();
+  state.campaigns.push(buildCampaign(CAMPAIGN, status));
+  state.sequences.set(1, buildSequence(1));
+  state.leads.set(CAMPAIGN, Array.from({ length: leads }, (_, index) => buildLead(`L${index + 1}`, 1001 + index, 1, status === "running" ? "2026-05-01T10:00:00.000Z" : null)));
+  const upstream = await startScriptedUpstream(state);
+  schemas += 1;
+  const warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: `rhythms_${schemas}` });
+  await migrateToLatest(warehouse);
+  const client = new UpstreamClient({ baseUrl: upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5 });
+  let seen = 0;
+  const created: Harness = {
+    upstream,
+    warehouse,
+    client,
+    context: () => ({ client, db: warehouse.db, account: "acme", logger: createLogger({ level: "silent" }), trigger: "worker", locks: warehouse.locks }),
+    requested: () => {
+      const paths = upstream.requests.slice(seen).map((request) => request.split("?")[0] as string);
+      seen = upstream.requests.length;
+      return paths;
+    },
+  };
+  open.push(created);
+  return created;
+}
+
+/** A reply to lead `index`'s first schedule, in the schedule and in the reply listing, as the upstream shows it once it arrives. */
+function replyArrives(h: Harness, index: number, id: number): void {
+  const lead = h.upstream.state.leads.get(CAMPAIGN)?.[index] as Lead;
+  const schedule = lead.schedules[0] as Lead["schedules"][number];
+  const reply = { id, body_plain_text: "Interested", body_html: "<p>Interested</p>", received_on: "2026-05-02T08:00:00.000Z", reply_classification: "positive" as const };
+  schedule.replies.push(reply);
+  schedule.reply_received = true;
+  const listed: Reply = { ...reply, schedule_id: schedule.id, mail_from: `${lead.uid}@example.com`, subject: "Re: Step 1" };
+  h.upstream.state.replies.set(CAMPAIGN, [...(h.upstream.state.replies.get(CAMPAIGN) ?? []), listed]);
+}
+
+describe("the events rhythm", () => {
+  it("requests nothing for a campaign that never started, and lists its events on the first cycle after it starts", async () => {
+    const h = await harness("created");
+    await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    h.requested();
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.requested()).toEqual([]);
+
+    const campaign = h.upstream.state.campaigns[0] as { status: string; started_running_at: string | null };
+    Object.assign(campaign, { status: "running", started_running_at: "2026-05-01T09:00:00.000Z" });
+    await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    h.requested();
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(h.requested()).toEqual(EVENT_PATHS);
+  });
+
+  it("costs one request per event listing when nothing happened, and the leads rhythm its detail, pages and sequences", async () => {
+    const h = await harness("running");
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    h.requested();
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(h.requested()).toEqual(EVENT_PATHS);
+    await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    expect(h.requested()).toEqual(["/api/v1/campaign/", "/api/v1/leads/", "/api/v1/email-sequence/"]);
+  });
+
+  it("lands a reply that arrived between two leads walks, and its schedule's flag, without walking the leads", async () => {
+    const h = await harness("running");
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    h.requested();
+    replyArrives(h, 2, 7001);
+
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.requested()).toEqual([...EVENT_PATHS, "/api/v1/lead/"]);
+    const db = h.warehouse.db;
+    expect(await db.selectFrom("replies").select(["id", "reply_classification"]).execute()).toEqual([{ id: 7001, reply_classification: "positive" }]);
+    expect(await db.selectFrom("schedules").select("reply_received").where("id", "=", 1003).executeTakeFirstOrThrow()).toEqual({ reply_received: true });
+  });
+
+  it("asks for no lead the walk has just read with its events", async () => {
+    const h = await harness("running");
+    replyArrives(h, 1, 7002);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    expect(h.requested().filter((path) => path === "/api/v1/lead/")).toEqual([]);
+    expect(await h.warehouse.db.selectFrom("schedules").select("reply_received").where("id", "=", 1002).executeTakeFirstOrThrow()).toEqual({ reply_received: true });
+  });
+
+  it("soft-deletes a lead the refresh finds gone, with its schedules, their events and its contact", async () => {
+    const h = await harness("running");
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    replyArrives(h, 1, 7003);
+    h.upstream.hook = ({ path, query }) => (path === "/api/v1/lead/" && query.get("lead_uid") === "L2" ? { status: 404, body: { message: "no such lead" } } : undefined);
+
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    const db = h.warehouse.db;
+    const gone = async (table: "leads" | "schedules" | "replies" | "contacts", column: string, value: string | number) =>
+      (await db.selectFrom(table).select("_deleted_at").where(column as never, "=", value as never).executeTakeFirstOrThrow())._deleted_at !== null;
+    expect(await gone("leads", "uid", "L2")).toBe(true);
+    expect(await gone("schedules", "id", 1002)).toBe(true);
+    expect(await gone("replies", "id", 7003)).toBe(true);
+    expect(await gone("contacts", "id", 1_001_002)).toBe(true);
+    expect(await gone("leads", "uid", "L1")).toBe(false);
+    expect(await gone("contacts", "id", 1_001_001)).toBe(false);
+  });
+
+  it(`refreshes at most ${REFRESH_LIMIT} touched leads a cycle, and the rest first in the next`, async () => {
+    const h = await harness("running", REFRESH_LIMIT + 5);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    h.requested();
+    for (let index = 0; index < REFRESH_LIMIT + 5; index += 1) replyArrives(h, index, 8000 + index);
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(h.requested().filter((path) => path === "/api/v1/lead/")).toHaveLength(REFRESH_LIMIT);
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(h.requested().filter((path) => path === "/api/v1/lead/")).toHaveLength(5);
+    const flagged = await h.warehouse.db.selectFrom("schedules").select("id").where("reply_received", "=", true).execute();
+    expect(flagged).toHaveLength(REFRESH_LIMIT + 5);
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(h.requested()).toEqual(EVENT_PATHS);
+  });
+});
+
+describe("the two rhythms of one campaign", () => {
+  it("run side by side without regressing a row: a leads page read before a refresh but written after it keeps the reply", async () => {
+    const h = await harness("running", 3);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    // The leads walk reads its page now, before the reply arrives, and writes it only once the events cycle is done.
+    const stalePage = JSON.parse(JSON.stringify({ data: h.upstream.state.leads.get(CAMPAIGN), total: 3 })) as unknown;
+    let releaseWalk: () => void = () => undefined;
+    const walkMayAnswer = new Promise<void>((resolve) => (releaseWalk = resolve));
+    h.upstream.hook = async ({ path }) => {
+      if (path !== "/api/v1/leads/") return undefined;
+      await walkMayAnswer;
+      return { status: 200, body: stalePage };
+    };
+    const walk = runCampaignSync(h.context(), CAMPAIGN, "leads");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    replyArrives(h, 0, 7101);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    releaseWalk();
+    expect((await walk).outcome).toBe("succeeded");
+
+    const db = h.warehouse.db;
+    expect(await db.selectFrom("schedules").select("reply_received").where("id", "=", 1001).executeTakeFirstOrThrow()).toEqual({ reply_received: true });
+    expect(await db.selectFrom("replies").select("id").where("_deleted_at", "is", null).execute()).toEqual([{ id: 7101 }]);
+    const runs = await db.selectFrom("sync_runs").select(["rhythm", "outcome"]).where("rhythm", "is not", null).orderBy("id").execute();
+    expect(runs).toEqual([
+      { rhythm: "leads", outcome: "succeeded" },
+      { rhythm: "events", outcome: "succeeded" },
+    ]);
+  });
+});
