@@ -30,7 +30,8 @@ export async function checkHealth(dependencies: HealthDependencies, timeoutMs = 
   return { ok: redis === "ok" && warehouse === "ok", checks: { redis, warehouse } };
 }
 
-async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+/** "ok", or why not: the check's error, or that it did not answer in time. */
+export async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
   const deadline = new AbortController();
   try {
     return await Promise.race([

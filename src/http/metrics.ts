@@ -3,7 +3,8 @@ import type { Kysely } from "kysely";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Logger } from "../logger.ts";
 import type { SyncObserver } from "../sync/context.ts";
-import { campaignLag } from "../sync/status.ts";
+import { achievedCadences, campaignLag, eventLag } from "../sync/status.ts";
+import { lastVerification } from "../sync/verifications.ts";
 import type { ClientHooks } from "../upstream/hooks.ts";
 import type { Database } from "../warehouse/database.ts";
 
@@ -37,11 +38,16 @@ export const METRIC_NAMES = {
   upstreamDuration: "coldsync_upstream_request_duration_seconds",
   upstreamRetries: "coldsync_upstream_retries_total",
   rejectedRecords: "coldsync_rejected_records_total",
+  fieldIssues: "coldsync_field_issues_total",
   rowsUpserted: "coldsync_rows_upserted_total",
   streamDuration: "coldsync_stream_duration_seconds",
   jobDuration: "coldsync_job_duration_seconds",
   queueJobs: "coldsync_queue_jobs",
   checkpointLag: "coldsync_checkpoint_lag_seconds",
+  achievedCadence: "coldsync_rhythm_cadence_seconds",
+  eventLag: "coldsync_event_lag_seconds",
+  verifyProblems: "coldsync_verify_problems",
+  verifyFinished: "coldsync_verify_last_finished_timestamp_seconds",
 } as const;
 
 export function createMetrics(logger?: Logger): WorkerMetrics {
@@ -71,8 +77,14 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
   });
   const rejected = new Counter({
     name: METRIC_NAMES.rejectedRecords,
-    help: "Upstream records that failed validation and went to rejected_records.",
+    help: "Upstream records (or parts of records) that could not be placed and went to rejected_records, by stream.",
     labelNames: ["stream"],
+    registers: [registry],
+  });
+  const fieldIssues = new Counter({
+    name: METRIC_NAMES.fieldIssues,
+    help: "Fields that deviated from the spec and were stored as NULL or coerced, by stream and table.field.",
+    labelNames: ["stream", "field"],
     registers: [registry],
   });
   const rows = new Counter({
@@ -131,6 +143,74 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     },
   });
 
+  new Gauge({
+    name: METRIC_NAMES.achievedCadence,
+    help: "Seconds between a campaign rhythm's last two complete cycles (leads: detail, walk, sequences; events: replies, clicks, opens).",
+    labelNames: ["campaign_uid", "rhythm"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!checkpoints) return;
+      try {
+        for (const row of await achievedCadences(checkpoints.db, checkpoints.account)) this.set({ campaign_uid: row.campaign_uid, rhythm: row.rhythm }, row.seconds);
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read achieved cadences for /metrics");
+      }
+    },
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.eventLag,
+    help: "Seconds from an event's own time to the warehouse holding it, over events of the last 24 hours, by stream and quantile.",
+    labelNames: ["stream", "quantile"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!checkpoints) return;
+      try {
+        for (const row of await eventLag(checkpoints.db)) {
+          if (row.p50 !== null) this.set({ stream: row.stream, quantile: "0.5" }, row.p50);
+          if (row.p95 !== null) this.set({ stream: row.stream, quantile: "0.95" }, row.p95);
+        }
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read event lag for /metrics");
+      }
+    },
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.verifyProblems,
+    help: "Checks of the last verification that were not ok, by stream and check (missing, extra, rejected), read from the warehouse on scrape.",
+    labelNames: ["stream", "check"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!checkpoints) return;
+      try {
+        const last = await lastVerification(checkpoints.db, checkpoints.account);
+        for (const line of last?.problems ?? []) this.inc({ stream: line.stream, check: line.status });
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read the last verification for /metrics");
+      }
+    },
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.verifyFinished,
+    help: "When the last verification finished (Unix seconds); absent when none ran.",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!checkpoints) return;
+      try {
+        const last = await lastVerification(checkpoints.db, checkpoints.account);
+        if (last) this.set(last.finishedAt.getTime() / 1000);
+      } catch (error) {
+        logger?.warn({ err: error }, "could not read the last verification for /metrics");
+      }
+    },
+  });
+
   return {
     registry,
     clientHooks: {
@@ -139,10 +219,11 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
         requestDuration.observe({ endpoint, method }, durationMs / 1000);
       },
       onRetry: ({ endpoint, method, status }) => retries.inc({ endpoint, method, status: status === undefined ? "none" : String(status) }),
-      onRejected: (record) => rejected.inc({ stream: record.stream }),
     },
     syncObserver: {
       onRowsWritten: (table, count) => rows.inc({ table }, count),
+      onRejected: (stream) => rejected.inc({ stream }),
+      onFieldIssues: (stream, field, count) => fieldIssues.inc({ stream, field }, count),
       onStreamFinished: ({ stream, durationMs, ok }) => streamDuration.observe({ stream, ok: String(ok) }, durationMs / 1000),
     },
     observeJob: (queue, status, durationMs) => jobDuration.observe({ queue, status }, durationMs / 1000),

@@ -1,47 +1,69 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
-import { TERMINAL_CAMPAIGN_STATUSES, type CampaignStatus } from "../upstream/enums.ts";
+import { hasStarted, isTerminal } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
 
 /**
- * Which campaigns discovery hands to campaign-sync. A campaign is due when its
- * last succeeded sync is older than the cadence of its status: live campaigns
- * change by the minute, idle ones rarely, finished ones almost never. A
- * campaign that became terminal after its last sync is due at once, so its
- * final sends, opens and replies are captured.
+ * When a campaign's rhythms are due, judged from what was actually synced:
+ * the checkpoints' last complete scans, not run rows (a run that failed half
+ * way still completed the streams it completed).
+ *
+ * - The leads rhythm (detail, leads walk, sequences) follows the campaign's
+ *   status: live campaigns change by the minute, idle ones rarely, finished
+ *   ones almost never. A campaign that became terminal after its last leads
+ *   cycle is due at once, so its final sends, opens and replies are captured.
+ *   It is judged by the campaign detail's last complete read.
+ * - The events rhythm (replies, click and open tails) runs every
+ *   COLDSYNC_EVENTS_EVERY for a started campaign that can still send, every
+ *   COLDSYNC_TERMINAL_EVERY for a terminal one, never for one that never
+ *   started. It is judged by the stalest of its three streams.
  */
 
-export type Cadence = Pick<Config["worker"], "activeEveryMs" | "idleEveryMs" | "terminalEveryMs">;
+export type Cadence = Pick<Config["worker"], "activeEveryMs" | "idleEveryMs" | "terminalEveryMs" | "eventsEveryMs">;
 
 export interface DiscoveredCampaign {
   uid: string;
-  status: CampaignStatus;
+  /** As the upstream sent it; a status the spec does not list gets the idle cadence (neither active nor terminal). */
+  status: string | null;
 }
 
-const ACTIVE_STATUSES: readonly CampaignStatus[] = ["running", "paused"];
+const ACTIVE_STATUSES: readonly string[] = ["running", "paused"];
+export const EVENT_STREAMS = ["replies", "link_clicks", "email_opens"] as const;
 
-function cadenceOf(status: CampaignStatus, cadence: Cadence): number {
-  if (ACTIVE_STATUSES.includes(status)) return cadence.activeEveryMs;
-  if (TERMINAL_CAMPAIGN_STATUSES.includes(status)) return cadence.terminalEveryMs;
+export function leadsCadenceOf(status: string | null, cadence: Cadence): number {
+  if (status !== null && ACTIVE_STATUSES.includes(status)) return cadence.activeEveryMs;
+  if (isTerminal(status)) return cadence.terminalEveryMs;
   return cadence.idleEveryMs;
 }
 
-export interface SyncHistory {
-  /** Start of the last succeeded campaign-sync run. */
-  lastSyncedAt: Date | undefined;
-  /** When the warehouse first saw the campaign in its current status. */
-  statusSince: Date | undefined;
+/** The events rhythm's period, or undefined when the campaign has no events rhythm (never started, or events run with the leads). */
+export function eventsCadenceOf(campaign: { status: string | null; started_running_at: unknown }, cadence: Cadence): number | undefined {
+  if (cadence.eventsEveryMs === undefined || !hasStarted(campaign)) return undefined;
+  return isTerminal(campaign.status) ? cadence.terminalEveryMs : cadence.eventsEveryMs;
 }
 
-export function isDue(campaign: DiscoveredCampaign, history: SyncHistory, cadence: Cadence, now: Date): boolean {
-  const { lastSyncedAt, statusSince } = history;
-  if (lastSyncedAt === undefined) return true;
-  const justFinished = TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status) && statusSince !== undefined && lastSyncedAt < statusSince;
-  return justFinished || now.getTime() - lastSyncedAt.getTime() >= cadenceOf(campaign.status, cadence);
+/** Whether `everyMs` has passed since `lastAt` (never synced: due), or the campaign finished since. */
+export function isDue(lastAt: Date | undefined, everyMs: number, now: Date, finishedAt?: Date): boolean {
+  if (lastAt === undefined) return true;
+  if (finishedAt !== undefined && lastAt < finishedAt) return true;
+  return now.getTime() - lastAt.getTime() >= everyMs;
 }
 
-/** The campaigns among `campaigns` that are due now, judged from sync_runs and campaign_history. */
-export async function dueCampaigns(
+/** Per campaign of the account, the oldest last complete scan of `streams` (undefined when one never completed). */
+async function lastCompleteScans(db: Kysely<Database>, account: string, streams: readonly string[]): Promise<Map<string, Date | undefined>> {
+  const rows = await db
+    .selectFrom("sync_checkpoints")
+    .select(["campaign_uid", sql<Date | null>`min(last_complete_scan_at)`.as("oldest"), sql<number>`count(last_complete_scan_at)::int`.as("completed")])
+    .where("account", "=", account)
+    .where("campaign_uid", "<>", "")
+    .where("stream", "in", [...streams])
+    .groupBy("campaign_uid")
+    .execute();
+  return new Map(rows.map((row) => [row.campaign_uid, row.completed === streams.length && row.oldest !== null ? new Date(row.oldest) : undefined]));
+}
+
+/** The campaigns among `campaigns` whose leads rhythm is due now. */
+export async function dueForLeads(
   db: Kysely<Database>,
   account: string,
   campaigns: readonly DiscoveredCampaign[],
@@ -50,15 +72,8 @@ export async function dueCampaigns(
 ): Promise<DiscoveredCampaign[]> {
   if (campaigns.length === 0) return [];
   const uids = campaigns.map((campaign) => campaign.uid);
-  const [runs, statuses] = await Promise.all([
-    db
-      .selectFrom("sync_runs")
-      .select(["scope", (eb) => eb.fn.max("started_at").as("last_synced_at")])
-      .where("account", "=", account)
-      .where("outcome", "=", "succeeded")
-      .where("scope", "in", uids)
-      .groupBy("scope")
-      .execute(),
+  const [lastDetail, statuses] = await Promise.all([
+    lastCompleteScans(db, account, ["campaign_detail"]),
     db
       .selectFrom("campaign_history")
       .select(["campaign_uid", "status", (eb) => eb.fn.min("valid_from").as("since")])
@@ -66,9 +81,22 @@ export async function dueCampaigns(
       .groupBy(["campaign_uid", "status"])
       .execute(),
   ]);
-  const lastSynced = new Map(runs.map((run) => [run.scope, new Date(run.last_synced_at)]));
   const since = new Map(statuses.map((row) => [`${row.campaign_uid}|${row.status}`, new Date(row.since)]));
-  return campaigns.filter((campaign) =>
-    isDue(campaign, { lastSyncedAt: lastSynced.get(campaign.uid), statusSince: since.get(`${campaign.uid}|${campaign.status}`) }, cadence, now),
-  );
+  return campaigns.filter((campaign) => {
+    const finishedAt = isTerminal(campaign.status) ? since.get(`${campaign.uid}|${campaign.status}`) : undefined;
+    return isDue(lastDetail.get(campaign.uid), leadsCadenceOf(campaign.status, cadence), now, finishedAt);
+  });
+}
+
+/** The account's live campaigns whose events rhythm is due now, read from the warehouse alone (no request upstream). */
+export async function dueForEvents(db: Kysely<Database>, account: string, cadence: Cadence, now: Date = new Date()): Promise<string[]> {
+  if (cadence.eventsEveryMs === undefined) return [];
+  const [campaigns, lastEvents] = await Promise.all([
+    db.selectFrom("campaigns").select(["uid", "status", "started_running_at"]).where("_account", "=", account).where("_deleted_at", "is", null).orderBy("uid").execute(),
+    lastCompleteScans(db, account, EVENT_STREAMS),
+  ]);
+  return campaigns.flatMap((campaign) => {
+    const everyMs = eventsCadenceOf(campaign, cadence);
+    return everyMs !== undefined && isDue(lastEvents.get(campaign.uid), everyMs, now) ? [campaign.uid] : [];
+  });
 }

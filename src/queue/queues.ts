@@ -2,13 +2,21 @@ import { Queue, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 
 /**
- * The two queues of the domain: `discovery` walks the account (workspaces,
+ * The queues of the domain: `discovery` walks the account (workspaces,
  * domains, contact lists, campaigns) and fans out one `campaign-sync` job per
- * campaign that is due. Job data carries names only, never the API key: the
- * key stays in the worker's environment.
+ * campaign whose leads rhythm is due; `campaign-events` reads the replies,
+ * clicks and opens of started campaigns, fanned out by a tick of its own;
+ * `verification` reconciles the warehouse with the upstream when
+ * COLDSYNC_VERIFY_EVERY asks for it. Job data carries names only, never the
+ * API key: the key stays in the worker's environment.
  */
 
-export const QUEUE_NAMES = { discovery: "discovery", campaignSync: "campaign-sync" } as const;
+export const QUEUE_NAMES = {
+  discovery: "discovery",
+  campaignSync: "campaign-sync",
+  campaignEvents: "campaign-events",
+  verification: "verification",
+} as const;
 
 export interface DiscoveryJobData {
   account: string;
@@ -18,6 +26,13 @@ export interface CampaignSyncJobData {
   account: string;
   campaignUid: string;
 }
+
+export interface VerificationJobData {
+  account: string;
+}
+
+/** The events queue holds the fan-out tick (`fan-out`, account only) and one `sync-events` job per campaign. */
+export type CampaignEventsJobData = { account: string; campaignUid?: string };
 
 export interface RetrySettings {
   attempts: number;
@@ -41,6 +56,8 @@ function defaultJobOptions(retry: RetrySettings): JobsOptions {
 export interface Queues {
   discovery: Queue<DiscoveryJobData>;
   campaignSync: Queue<CampaignSyncJobData>;
+  campaignEvents: Queue<CampaignEventsJobData>;
+  verification: Queue<VerificationJobData>;
   all(): Queue[];
   close(): Promise<void>;
 }
@@ -49,18 +66,29 @@ export interface QueuesOptions {
   /** COLDSYNC_QUEUE_PREFIX: every BullMQ key starts with it. */
   prefix: string;
   retry?: RetrySettings;
+  /**
+   * Where the queues' connection errors go. A BullMQ queue with no listener prints them to stderr
+   * itself, outside the JSON log stream, so every queue gets one.
+   */
+  onError?: (error: Error) => void;
 }
 
 export function openQueues(connection: Redis, options: QueuesOptions): Queues {
   const shared = { connection, prefix: options.prefix, defaultJobOptions: defaultJobOptions(options.retry ?? DEFAULT_RETRY) };
   const discovery = new Queue<DiscoveryJobData>(QUEUE_NAMES.discovery, shared);
   const campaignSync = new Queue<CampaignSyncJobData>(QUEUE_NAMES.campaignSync, shared);
+  const campaignEvents = new Queue<CampaignEventsJobData>(QUEUE_NAMES.campaignEvents, shared);
+  const verification = new Queue<VerificationJobData>(QUEUE_NAMES.verification, shared);
+  const all = [discovery, campaignSync, campaignEvents, verification];
+  for (const queue of all) queue.on("error", options.onError ?? (() => undefined));
   return {
     discovery,
     campaignSync,
-    all: () => [discovery, campaignSync],
+    campaignEvents,
+    verification,
+    all: () => all,
     close: async () => {
-      await Promise.all([discovery.close(), campaignSync.close()]);
+      await Promise.all(all.map((queue) => queue.close()));
     },
   };
 }
@@ -70,7 +98,13 @@ function campaignDeduplicationId(data: CampaignSyncJobData): string {
   return `${data.account}/${data.campaignUid}`;
 }
 
-/** Adds the jobs in one round trip; each keeps its deduplication id, so a campaign already queued is skipped. */
-export async function enqueueCampaignSyncs(queue: Queue<CampaignSyncJobData>, campaigns: readonly CampaignSyncJobData[]): Promise<void> {
-  await queue.addBulk(campaigns.map((data) => ({ name: "sync-campaign", data, opts: { deduplication: { id: campaignDeduplicationId(data) } } })));
+/**
+ * Adds the jobs in one round trip; each keeps its deduplication id, so a
+ * campaign already queued (or running, or backing off) in that queue is skipped.
+ */
+export async function enqueueCampaignSyncs<D extends { account: string }>(queue: Queue<D>, name: string, campaigns: readonly (CampaignSyncJobData & D)[]): Promise<void> {
+  // BullMQ's types thread the job name through a conditional type that a generic `D` cannot satisfy.
+  await (queue as unknown as Queue<CampaignSyncJobData>).addBulk(
+    campaigns.map((data) => ({ name, data, opts: { deduplication: { id: campaignDeduplicationId(data) } } })),
+  );
 }

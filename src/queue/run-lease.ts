@@ -13,7 +13,7 @@ import type { Logger } from "../logger.ts";
  */
 
 /** What a lease covers: the account's discovery, or one campaign. */
-export type LeaseScope = { kind: "discovery" } | { kind: "campaign"; campaignUid: string };
+export type LeaseScope = { kind: "discovery" } | { kind: "campaign"; campaignUid: string; rhythm: "leads" | "events" | "all" };
 
 const RENEW_IF_HELD = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -58,13 +58,13 @@ export class RunLeases {
 
   #key(account: string, scope: LeaseScope): string {
     const base = `${this.#options.prefix}:lease:{${account}}`;
-    return scope.kind === "discovery" ? `${base}:discovery` : `${base}:campaign:${scope.campaignUid}`;
+    return scope.kind === "discovery" ? `${base}:discovery` : `${base}:campaign:${scope.campaignUid}:${scope.rhythm}`;
   }
 
   /** The lease, or null while another worker holds it. */
   async acquire(account: string, scope: LeaseScope): Promise<Lease | null> {
     const key = this.#key(account, scope);
-    const what = scope.kind === "discovery" ? "discovery" : `campaign ${scope.campaignUid}`;
+    const what = scope.kind === "discovery" ? "discovery" : `campaign ${scope.campaignUid} (${scope.rhythm})`;
     const token = randomUUID();
     const { ttlMs, logger } = this.#options;
     const taken = await this.#redis.set(key, token, "PX", ttlMs, "NX");

@@ -1,10 +1,10 @@
 import type { Queue } from "bullmq";
-import type { DiscoveryJobData } from "./queues.ts";
+import type { CampaignEventsJobData, DiscoveryJobData, VerificationJobData } from "./queues.ts";
 
 /**
- * The discovery job scheduler. Upserting by a fixed id makes it idempotent:
- * every replica upserts on start, and Redis holds one scheduler per account,
- * whose `every` follows the latest COLDSYNC_DISCOVER_EVERY.
+ * The job schedulers. Upserting by a fixed id makes them idempotent: every
+ * replica upserts on start, and Redis holds one scheduler per account, whose
+ * `every` follows the latest COLDSYNC_DISCOVER_EVERY (COLDSYNC_VERIFY_EVERY).
  */
 
 function discoverySchedulerId(account: string): string {
@@ -13,4 +13,27 @@ function discoverySchedulerId(account: string): string {
 
 export async function upsertDiscoveryScheduler(queue: Queue<DiscoveryJobData>, account: string, everyMs: number): Promise<void> {
   await queue.upsertJobScheduler(discoverySchedulerId(account), { every: everyMs }, { name: "discover", data: { account } });
+}
+
+function verificationSchedulerId(account: string): string {
+  return `verification/${account}`;
+}
+
+/** Schedules the periodic verification, or removes its scheduler when it is off (`everyMs` undefined). */
+export async function upsertVerificationScheduler(queue: Queue<VerificationJobData>, account: string, everyMs: number | undefined): Promise<void> {
+  if (everyMs === undefined) await queue.removeJobScheduler(verificationSchedulerId(account));
+  else await queue.upsertJobScheduler(verificationSchedulerId(account), { every: everyMs }, { name: "verify", data: { account } });
+}
+
+function eventsSchedulerId(account: string): string {
+  return `events/${account}`;
+}
+
+/**
+ * The tick that fans out the events rhythm, every COLDSYNC_EVENTS_EVERY; removed
+ * when it is off (`everyMs` undefined), and then campaign-sync jobs read the events.
+ */
+export async function upsertEventsScheduler(queue: Queue<CampaignEventsJobData>, account: string, everyMs: number | undefined): Promise<void> {
+  if (everyMs === undefined) await queue.removeJobScheduler(eventsSchedulerId(account));
+  else await queue.upsertJobScheduler(eventsSchedulerId(account), { every: everyMs }, { name: "fan-out", data: { account } });
 }

@@ -1,5 +1,5 @@
-import { UnrecoverableError, WaitingError, Worker, type Job, type Queue } from "bullmq";
-import type { RunSummary } from "../sync/runs.ts";
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job, type Queue } from "bullmq";
+import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
 import { UpstreamError } from "../upstream/errors.ts";
 
 /**
@@ -8,6 +8,8 @@ import { UpstreamError } from "../upstream/errors.ts";
  * - done: the job completes;
  * - interrupted (shutdown, lost lease): the job goes back to waiting, without
  *   spending an attempt, and the next worker resumes from the checkpoints;
+ * - busy (another process, e.g. `sync --once`, holds the campaign's lock): the
+ *   job steps aside for a while, without spending an attempt;
  * - rate-limited (a 429 the client's retries could not ride out): the whole
  *   queue pauses for Retry-After and the job waits, without spending an attempt;
  * - unrecoverable (401 bad key, 404 gone, or only errors a retry would repeat):
@@ -18,6 +20,7 @@ import { UpstreamError } from "../upstream/errors.ts";
 export type Verdict =
   | { kind: "done" }
   | { kind: "interrupted"; reason: string }
+  | { kind: "busy"; reason: string }
   | { kind: "rate-limited"; ms: number; reason: string }
   | { kind: "unrecoverable"; reason: string }
   | { kind: "retry"; reason: string };
@@ -44,6 +47,7 @@ export function verdictOfError(error: unknown, signal: AbortSignal): Verdict {
   if (signal.aborted || (error instanceof Error && error.name === "AbortError")) {
     return { kind: "interrupted", reason: error instanceof Error ? error.message : String(error) };
   }
+  if (error instanceof CampaignBusyError) return { kind: "busy", reason: error.message };
   const asError = error instanceof Error ? error : new Error(String(error));
   return verdictOfErrors([asError], asError.message);
 }
@@ -68,14 +72,20 @@ function describeFailure(failure: RunFailure): string {
   return `${where}: ${failure.error.message}`;
 }
 
-/** Carries out a verdict inside a processor: returns for done, otherwise throws what BullMQ understands. */
-export async function settle(verdict: Verdict, job: Job, token: string | undefined, queue: Queue): Promise<void> {
+/**
+ * Carries out a verdict inside a processor: returns for done, otherwise throws what BullMQ understands.
+ * A busy job steps aside for `busyDelayMs`.
+ */
+export async function settle(verdict: Verdict, job: Job, token: string | undefined, queue: Queue, busyDelayMs = 0): Promise<void> {
   switch (verdict.kind) {
     case "done":
       return;
     case "interrupted":
       await job.moveToWait(token);
       throw new WaitingError(verdict.reason);
+    case "busy":
+      await job.moveToDelayed(Date.now() + busyDelayMs, token);
+      throw new DelayedError(verdict.reason);
     case "rate-limited":
       await queue.rateLimit(verdict.ms);
       throw Worker.RateLimitError();

@@ -5,11 +5,16 @@ import type { Config } from "../config.ts";
 import type { WorkerMetrics } from "../http/metrics.ts";
 import type { Logger } from "../logger.ts";
 import type { Database } from "../warehouse/database.ts";
+import type { DependencyWatch } from "../dependencies.ts";
 import { closeRedis, connectRedis } from "./connection.ts";
-import { campaignSyncProcessor, discoveryProcessor, type SyncFunctions } from "./processors.ts";
+import { campaignEventsProcessor, campaignSyncProcessor } from "./campaign-jobs.ts";
+import { discoveryProcessor } from "./discovery-job.ts";
+import type { SyncFunctions } from "./leased-job.ts";
 import { DEFAULT_RETRY, openQueues, QUEUE_NAMES, type Queues, type RetrySettings } from "./queues.ts";
+import { budgetWatcher, requestDemand } from "./budget.ts";
 import { RunLeases } from "./run-lease.ts";
-import { upsertDiscoveryScheduler } from "./schedulers.ts";
+import { upsertDiscoveryScheduler, upsertEventsScheduler, upsertVerificationScheduler } from "./schedulers.ts";
+import { verificationProcessor } from "./verification-job.ts";
 
 /**
  * One worker process: the discovery scheduler, a discovery Worker and a
@@ -40,8 +45,11 @@ const DEFAULT_TUNING: WorkerTuning = {
   busyDelayMs: 15_000,
 };
 
+/** BullMQ's words for a job whose lock or key is gone from Redis, or that another worker holds now. */
+const LOST_JOB = /could not renew lock for job|Missing lock for job|Missing key for job|Lock mismatch for job/;
+
 export interface WorkerServiceOptions {
-  config: Pick<Config, "account" | "redis" | "worker">;
+  config: Pick<Config, "account" | "redis" | "worker" | "api">;
   /** A fail-fast ("client") connection for the queues and run leases; the caller owns it and closes it after close(). */
   redis: Redis;
   db: Kysely<Database>;
@@ -49,6 +57,8 @@ export interface WorkerServiceOptions {
   logger: Logger;
   metrics?: WorkerMetrics;
   tuning?: Partial<WorkerTuning>;
+  /** Told of Redis outages by the worker's own connections; when Redis is back, the schedulers are upserted again. */
+  redisWatch?: DependencyWatch;
 }
 
 export interface WorkerService {
@@ -62,11 +72,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const tuning = { ...DEFAULT_TUNING, ...options.tuning };
   const prefix = config.redis.prefix;
   // BullMQ Workers block on their connection, so they get one of their own that waits out a Redis restart.
-  const blocking = connectRedis(config.redis.url, "worker", logger);
-  const queues = openQueues(options.redis, { prefix, retry: tuning.retry });
+  const blocking = connectRedis(config.redis.url, "worker", logger, options.redisWatch);
+  const queueError = (error: Error) => (options.redisWatch ? options.redisWatch.failed(error) : logger.warn({ err: error }, "queue connection error"));
+  const queues = openQueues(options.redis, { prefix, retry: tuning.retry, onError: queueError });
   const leases = new RunLeases(options.redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
   const shutdown = new AbortController();
-  const base = { account: config.account, leases, shutdown: shutdown.signal };
+  const base = { account: config.account, leases, shutdown: shutdown.signal, busyDelayMs: tuning.busyDelayMs };
   const workerOptions = {
     connection: blocking,
     prefix,
@@ -75,6 +86,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     maxStalledCount: tuning.maxStalledCount,
   };
   const workers: Worker[] = [];
+  const watchBudget = budgetWatcher(logger);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -89,8 +101,21 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     return closing;
   };
 
-  try {
+  // A Redis that restarted without its data forgot the schedulers (and the jobs they would fan out): they are
+  // upserted again whenever Redis comes back; the first discovery they produce fans the campaigns out again.
+  const upsertSchedulers = async () => {
     await upsertDiscoveryScheduler(queues.discovery, config.account, config.worker.discoverEveryMs);
+    await upsertEventsScheduler(queues.campaignEvents, config.account, config.worker.eventsEveryMs);
+    await upsertVerificationScheduler(queues.verification, config.account, config.worker.verifyEveryMs);
+  };
+  options.redisWatch?.onRecovered(async () => {
+    if (closing !== undefined) return;
+    await upsertSchedulers();
+    logger.info("job schedulers upserted again after the Redis outage");
+  });
+
+  try {
+    await upsertSchedulers();
     workers.push(
       new Worker(
         QUEUE_NAMES.discovery,
@@ -101,13 +126,31 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
           cadence: config.worker,
           discoveryQueue: queues.discovery,
           campaignSyncQueue: queues.campaignSync,
+          campaignEventsQueue: queues.campaignEvents,
+          afterFanOut: async () => watchBudget(await requestDemand(options.db, config.account, config.worker, config.api.rateLimit)),
         }),
         { ...workerOptions, concurrency: 1 },
       ),
       new Worker(
         QUEUE_NAMES.campaignSync,
-        campaignSyncProcessor({ ...base, syncCampaign: options.sync.syncCampaign, campaignSyncQueue: queues.campaignSync, busyDelayMs: tuning.busyDelayMs }),
+        campaignSyncProcessor({
+          ...base,
+          syncCampaign: options.sync.syncCampaign,
+          queue: queues.campaignSync,
+          // With the events rhythm off, one job syncs everything of a campaign, as before there were two.
+          rhythm: config.worker.eventsEveryMs === undefined ? "all" : "leads",
+        }),
         { ...workerOptions, concurrency: config.worker.concurrency },
+      ),
+      new Worker(
+        QUEUE_NAMES.campaignEvents,
+        campaignEventsProcessor({ ...base, syncCampaign: options.sync.syncCampaign, queue: queues.campaignEvents, db: options.db, cadence: config.worker }),
+        { ...workerOptions, concurrency: config.worker.concurrency },
+      ),
+      new Worker(
+        QUEUE_NAMES.verification,
+        verificationProcessor({ account: config.account, verify: options.sync.verify, shutdown: shutdown.signal }),
+        { ...workerOptions, concurrency: 1 },
       ),
     );
     for (const worker of workers) observe(worker, logger, metrics);
@@ -134,5 +177,11 @@ function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefi
     logger.warn({ queue: worker.name, jobId: job?.id, data: job?.data, attemptsMade: job?.attemptsMade, reason: error.message }, "job failed");
   });
   worker.on("stalled", (jobId) => logger.warn({ queue: worker.name, jobId }, "job stalled; it goes back to the queue"));
-  worker.on("error", (error) => logger.error({ queue: worker.name, err: error }, "worker error"));
+  worker.on("error", (error) => {
+    // A job Redis lost (a restart without its data) or another worker took up after a stall: the schedulers
+    // and the next discovery bring its campaign back, and the campaign's warehouse lock keeps it from running
+    // twice at once, so this is worth a warning, not an alarm.
+    if (LOST_JOB.test(error.message)) logger.warn({ queue: worker.name, reason: error.message }, "lost hold of a job in Redis; it is done again by whoever takes it up");
+    else logger.error({ queue: worker.name, err: error }, "worker error");
+  });
 }

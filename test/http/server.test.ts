@@ -77,23 +77,42 @@ describe("HTTP side of the worker", () => {
     expect((await fetch(`${open.url}/admin/queues`)).status).toBe(200);
   });
 
-  it("shows both queues in Bull Board", async () => {
+  it("shows every queue in Bull Board", async () => {
     const response = await fetch(`${guarded.url}/admin/queues/api/queues`, { headers: bearer(TOKEN) });
     const names = ((await response.json()) as { queues: { name: string }[] }).queues.map((queue) => queue.name);
-    expect(names.sort()).toEqual(["campaign-sync", "discovery"]);
+    expect(names.sort()).toEqual(["campaign-events", "campaign-sync", "discovery", "verification"]);
   });
 
   it("exports upstream, warehouse and job metrics, with queue depths and checkpoint lag read at scrape time", async () => {
     metrics.clientHooks.onResponse?.({ endpoint: "/api/v1/leads/", method: "GET", status: 200, durationMs: 120, attempt: 1 });
     metrics.clientHooks.onRetry?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, error: "too many", attempt: 1, delayMs: 1000 });
     metrics.syncObserver.onRowsWritten?.("leads", 42);
+    metrics.syncObserver.onRejected?.("leads");
+    metrics.syncObserver.onFieldIssues?.("leads", "schedules.status", 3);
     metrics.observeJob("campaign-sync", "completed", 1_500);
     await queues.campaignSync.add("sync-campaign", { account: "acme", campaignUid: "c-1" });
     const scannedAt = new Date(Date.now() - 90_000);
-    await upsert(warehouse.db, "campaigns", [{ uid: "c-1", _account: "acme", name: "c", workspace_id: 1, created_on: scannedAt, status: "running" }], scannedAt);
+    await upsert(warehouse.db, "campaigns", [{ uid: "c-1", _account: "acme", name: "c", workspace_id: 1, created_on: scannedAt, status: "running", _observed_at: scannedAt }], scannedAt);
     await warehouse.db
       .insertInto("sync_checkpoints")
       .values({ account: "acme", campaign_uid: "c-1", stream: "leads", last_complete_scan_at: scannedAt, updated_at: scannedAt })
+      .execute();
+
+    await warehouse.db
+      .insertInto("verifications")
+      .values({
+        account: "acme",
+        trigger: "worker",
+        started_at: scannedAt,
+        finished_at: scannedAt,
+        checks: 9,
+        problems: 2,
+        requests: 40,
+        lines: JSON.stringify([
+          { campaignUid: "c-1", stream: "leads", status: "missing" },
+          { campaignUid: "c-2", stream: "leads", status: "missing" },
+        ]),
+      })
       .execute();
 
     const text = await (await fetch(`${guarded.url}/metrics`, { headers: bearer(TOKEN) })).text();
@@ -101,6 +120,10 @@ describe("HTTP side of the worker", () => {
     expect(text).toContain(`${METRIC_NAMES.upstreamRequests}{endpoint="/api/v1/leads/",method="GET",status="200"} 1`);
     expect(text).toContain(`${METRIC_NAMES.upstreamRetries}{endpoint="/api/v1/leads/",method="GET",status="429"} 1`);
     expect(text).toContain(`${METRIC_NAMES.rowsUpserted}{table="leads"} 42`);
+    expect(text).toContain(`${METRIC_NAMES.rejectedRecords}{stream="leads"} 1`);
+    expect(text).toContain(`${METRIC_NAMES.verifyProblems}{stream="leads",check="missing"} 2`);
+    expect(text).toContain(`${METRIC_NAMES.verifyFinished} ${scannedAt.getTime() / 1000}`);
+    expect(text).toContain(`${METRIC_NAMES.fieldIssues}{stream="leads",field="schedules.status"} 3`);
     expect(text).toContain(`${METRIC_NAMES.jobDuration}_count{queue="campaign-sync",status="completed"} 1`);
     expect(text).toContain(`${METRIC_NAMES.queueJobs}{queue="campaign-sync",state="waiting"} 1`);
     const lag = new RegExp(`${METRIC_NAMES.checkpointLag}\\{campaign_uid="c-1"\\} ([\\d.]+)`).exec(text);

@@ -1,53 +1,70 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dueCampaigns, isDue, type Cadence } from "../../src/queue/cadence.ts";
+import { dueForEvents, dueForLeads, eventsCadenceOf, isDue, leadsCadenceOf, type Cadence } from "../../src/queue/cadence.ts";
+import { upsert } from "../../src/warehouse/upsert.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 const MINUTE = 60_000;
-const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE };
+const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE, eventsEveryMs: MINUTE };
 const now = new Date("2026-03-01T12:00:00Z");
 const ago = (minutes: number) => new Date(now.getTime() - minutes * MINUTE);
 
-describe("isDue", () => {
-  it("follows the cadence of the campaign's status", () => {
-    expect(isDue({ uid: "a", status: "running" }, { lastSyncedAt: ago(14), statusSince: undefined }, cadence, now)).toBe(false);
-    expect(isDue({ uid: "a", status: "paused" }, { lastSyncedAt: ago(15), statusSince: undefined }, cadence, now)).toBe(true);
-    expect(isDue({ uid: "a", status: "scheduled" }, { lastSyncedAt: ago(30), statusSince: undefined }, cadence, now)).toBe(false);
-    expect(isDue({ uid: "a", status: "created" }, { lastSyncedAt: ago(61), statusSince: undefined }, cadence, now)).toBe(true);
-    expect(isDue({ uid: "a", status: "cancelled" }, { lastSyncedAt: ago(600), statusSince: ago(700) }, cadence, now)).toBe(false);
+describe("cadences", () => {
+  it("follow the campaign's status for the leads rhythm", () => {
+    expect(leadsCadenceOf("running", cadence)).toBe(15 * MINUTE);
+    expect(leadsCadenceOf("paused", cadence)).toBe(15 * MINUTE);
+    expect(leadsCadenceOf("created", cadence)).toBe(60 * MINUTE);
+    expect(leadsCadenceOf("complete", cadence)).toBe(24 * 60 * MINUTE);
+    // A status the spec does not list is neither running nor finished.
+    expect(leadsCadenceOf("warming_up", cadence)).toBe(60 * MINUTE);
+    expect(leadsCadenceOf(null, cadence)).toBe(60 * MINUTE);
   });
 
-  it("takes a campaign that was never synced, or finished after its last sync, at once", () => {
-    expect(isDue({ uid: "a", status: "complete" }, { lastSyncedAt: undefined, statusSince: undefined }, cadence, now)).toBe(true);
-    expect(isDue({ uid: "a", status: "complete" }, { lastSyncedAt: ago(2), statusSince: ago(1) }, cadence, now)).toBe(true);
-    expect(isDue({ uid: "a", status: "failed" }, { lastSyncedAt: ago(2), statusSince: ago(1) }, cadence, now)).toBe(true);
+  it("give the events rhythm only to a campaign that started, at the terminal cadence once it finished", () => {
+    expect(eventsCadenceOf({ status: "created", started_running_at: null }, cadence)).toBeUndefined();
+    expect(eventsCadenceOf({ status: "scheduled", started_running_at: null }, cadence)).toBeUndefined();
+    expect(eventsCadenceOf({ status: "running", started_running_at: null }, cadence)).toBe(MINUTE);
+    expect(eventsCadenceOf({ status: "warming_up", started_running_at: ago(10) }, cadence)).toBe(MINUTE);
+    expect(eventsCadenceOf({ status: "complete", started_running_at: ago(100) }, cadence)).toBe(24 * 60 * MINUTE);
+    expect(eventsCadenceOf({ status: "running", started_running_at: ago(10) }, { ...cadence, eventsEveryMs: undefined })).toBeUndefined();
+  });
+
+  it("make a rhythm due once its period passed, at once when it never completed or the campaign finished since", () => {
+    expect(isDue(ago(14), 15 * MINUTE, now)).toBe(false);
+    expect(isDue(ago(15), 15 * MINUTE, now)).toBe(true);
+    expect(isDue(undefined, 15 * MINUTE, now)).toBe(true);
+    expect(isDue(ago(2), 24 * 60 * MINUTE, now, ago(1))).toBe(true);
+    expect(isDue(ago(2), 24 * 60 * MINUTE, now, ago(3))).toBe(false);
   });
 });
 
-describe("dueCampaigns", () => {
+describe("dueForLeads and dueForEvents", () => {
   const databaseUrl = useTestDatabase("cadence");
   let warehouse: Warehouse;
 
+  const checkpoint = (campaignUid: string, stream: string, at: Date | null, account = "acme") => ({
+    account,
+    campaign_uid: campaignUid,
+    stream,
+    last_complete_scan_at: at,
+    updated_at: now,
+  });
+
   beforeAll(async () => {
     warehouse = await openMigratedWarehouse(databaseUrl());
-    const run = (scope: string, startedAt: Date, outcome: "succeeded" | "failed", account = "acme") => ({
-      account,
-      scope,
-      trigger: "worker" as const,
-      started_at: startedAt,
-      finished_at: startedAt,
-      outcome,
-    });
     await warehouse.db
-      .insertInto("sync_runs")
+      .insertInto("sync_checkpoints")
       .values([
-        run("fresh", ago(1), "succeeded"),
-        run("stale", ago(20), "succeeded"),
-        run("stale", ago(5), "failed"),
-        run("other-account", ago(1), "succeeded", "someone-else"),
-        run("just-finished", ago(10), "succeeded"),
-        run("long-finished", ago(60), "succeeded"),
+        checkpoint("fresh", "campaign_detail", ago(1)),
+        checkpoint("stale", "campaign_detail", ago(20)),
+        checkpoint("other-account", "campaign_detail", ago(1), "someone-else"),
+        checkpoint("just-finished", "campaign_detail", ago(10)),
+        checkpoint("long-finished", "campaign_detail", ago(60)),
+        ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("fresh", stream, ago(0.5))),
+        ...["replies", "link_clicks"].map((stream) => checkpoint("stale", stream, ago(0.5))),
+        checkpoint("stale", "email_opens", ago(3)),
+        ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("long-finished", stream, ago(60))),
       ])
       .execute();
     const history = (uid: string, status: "running" | "complete", validFrom: Date, validTo: Date | null) => ({
@@ -65,14 +82,36 @@ describe("dueCampaigns", () => {
         history("long-finished", "complete", ago(120), null),
       ])
       .execute();
+    const campaign = (uid: string, status: string, started: Date | null) => ({
+      uid,
+      _account: "acme",
+      name: uid,
+      workspace_id: 1,
+      created_on: ago(10_000),
+      status,
+      started_running_at: started,
+      _observed_at: now,
+    });
+    await upsert(
+      warehouse.db,
+      "campaigns",
+      [
+        campaign("fresh", "running", ago(5_000)),
+        campaign("stale", "paused", ago(5_000)),
+        campaign("never", "created", null),
+        campaign("long-finished", "complete", ago(9_000)),
+        campaign("unknown-status", "warming_up", ago(30)),
+      ],
+      now,
+    );
   });
 
   afterAll(async () => {
     await warehouse.destroy();
   });
 
-  it("judges from the account's last succeeded run and the time each campaign finished", async () => {
-    const due = await dueCampaigns(
+  it("judge the leads rhythm from the detail's last complete read and the time each campaign finished", async () => {
+    const due = await dueForLeads(
       warehouse.db,
       "acme",
       [
@@ -89,7 +128,13 @@ describe("dueCampaigns", () => {
     expect(due.map((campaign) => campaign.uid).sort()).toEqual(["just-finished", "never", "other-account", "stale"]);
   });
 
-  it("has nothing to judge without campaigns", async () => {
-    expect(await dueCampaigns(warehouse.db, "acme", [], cadence, now)).toEqual([]);
+  it("judge the events rhythm from the stalest event stream, and never give it to a campaign that did not start", async () => {
+    // stale: its opens are 3 minutes old; unknown-status started but never read its events; long-finished reads them daily.
+    expect(await dueForEvents(warehouse.db, "acme", cadence, now)).toEqual(["stale", "unknown-status"]);
+    expect(await dueForEvents(warehouse.db, "acme", { ...cadence, eventsEveryMs: undefined }, now)).toEqual([]);
+  });
+
+  it("have nothing to judge without campaigns", async () => {
+    expect(await dueForLeads(warehouse.db, "acme", [], cadence, now)).toEqual([]);
   });
 });

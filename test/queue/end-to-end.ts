@@ -42,20 +42,23 @@ export function workerEnv(settings: WorkerEnvironment, extra: Record<string, str
   };
 }
 
-/** Resolves once discovery has run and no campaign-sync job is left to do. */
+/** Resolves once discovery has run and no campaign job of either rhythm is left to do (the events tick's next run aside). */
 export async function waitUntilQuiet(redisUrl: string, prefix: string, timeoutMs: number): Promise<void> {
   const redis = new Redis(redisUrl);
   const queues = openQueues(redis, { prefix });
+  const pending = ["active", "waiting", "delayed", "prioritized"] as const;
   try {
     await expect
       .poll(
         async () => {
-          const [discovery, campaigns] = await Promise.all([
+          const [discovery, campaigns, events] = await Promise.all([
             queues.discovery.getJobCounts("completed", "active", "waiting"),
-            queues.campaignSync.getJobCounts("completed", "failed", "active", "waiting", "delayed", "prioritized"),
+            queues.campaignSync.getJobCounts("completed", "failed", ...pending),
+            queues.campaignEvents.getJobs([...pending]),
           ]);
-          const outstanding = (campaigns.active ?? 0) + (campaigns.waiting ?? 0) + (campaigns.delayed ?? 0) + (campaigns.prioritized ?? 0);
-          return (discovery.completed ?? 0) > 0 && (campaigns.completed ?? 0) > 0 && outstanding === 0 && (discovery.active ?? 0) === 0;
+          const outstanding = pending.reduce((sum, state) => sum + (campaigns[state] ?? 0), 0);
+          const eventsOutstanding = events.filter((job) => job.name === "sync-events").length;
+          return (discovery.completed ?? 0) > 0 && (campaigns.completed ?? 0) > 0 && outstanding + eventsOutstanding === 0 && (discovery.active ?? 0) === 0;
         },
         { timeout: timeoutMs, interval: 250 },
       )

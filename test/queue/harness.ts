@@ -4,7 +4,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { closeRedis, connectRedis } from "../../src/queue/connection.ts";
 import type { DiscoveredCampaign } from "../../src/queue/cadence.ts";
-import type { SyncFunctions } from "../../src/queue/processors.ts";
+import type { SyncFunctions } from "../../src/queue/leased-job.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../../src/queue/worker.ts";
 import type { Database } from "../../src/warehouse/database.ts";
@@ -28,35 +28,37 @@ export const FAST_TUNING: Partial<WorkerTuning> = {
 
 export interface Interval {
   campaign_uid: string;
+  rhythm: string;
   worker: string;
   started_ms: number;
   finished_ms: number;
 }
 
 export async function createIntervalTable(db: Kysely<Database>): Promise<void> {
-  await sql`CREATE TABLE IF NOT EXISTS test_intervals (campaign_uid text, worker text, started_ms bigint, finished_ms bigint)`.execute(db);
+  await sql`CREATE TABLE IF NOT EXISTS test_intervals (campaign_uid text, rhythm text, worker text, started_ms bigint, finished_ms bigint)`.execute(db);
 }
 
 export async function intervals(db: Kysely<Database>): Promise<Interval[]> {
-  const result = await sql<Interval>`SELECT campaign_uid, worker, started_ms::float8 AS started_ms, finished_ms::float8 AS finished_ms FROM test_intervals ORDER BY started_ms`.execute(db);
+  const result = await sql<Interval>`SELECT campaign_uid, rhythm, worker, started_ms::float8 AS started_ms, finished_ms::float8 AS finished_ms FROM test_intervals ORDER BY started_ms`.execute(db);
   return result.rows;
 }
 
-/** Pairs of runs of one campaign whose time spans overlap. */
+/** Pairs of runs of one campaign and rhythm whose time spans overlap (the two rhythms of a campaign may). */
 export function overlaps(rows: Interval[]): [Interval, Interval][] {
   const found: [Interval, Interval][] = [];
   for (const [index, first] of rows.entries()) {
     for (const second of rows.slice(index + 1)) {
-      if (first.campaign_uid === second.campaign_uid && second.started_ms < first.finished_ms && first.started_ms < second.finished_ms) found.push([first, second]);
+      const sameScope = first.campaign_uid === second.campaign_uid && first.rhythm === second.rhythm;
+      if (sameScope && second.started_ms < first.finished_ms && first.started_ms < second.finished_ms) found.push([first, second]);
     }
   }
   return found;
 }
 
-async function recordRun(db: Kysely<Database>, scope: string | null, worker: string, startedMs: number): Promise<number> {
+async function recordRun(db: Kysely<Database>, scope: string | null, worker: string, startedMs: number, rhythm = "all"): Promise<number> {
   const finishedMs = Date.now();
   if (scope !== null) {
-    await sql`INSERT INTO test_intervals VALUES (${scope}, ${worker}, ${startedMs}, ${finishedMs})`.execute(db);
+    await sql`INSERT INTO test_intervals VALUES (${scope}, ${rhythm}, ${worker}, ${startedMs}, ${finishedMs})`.execute(db);
   }
   const row = await db
     .insertInto("sync_runs")
@@ -68,14 +70,14 @@ async function recordRun(db: Kysely<Database>, scope: string | null, worker: str
 
 /** A campaign sync that takes `durationMs` (cut short by its signal) and records itself. */
 export function recordingCampaignSync(db: Kysely<Database>, worker: string, durationMs = 100): SyncFunctions["syncCampaign"] {
-  return async (campaignUid, signal): Promise<RunResult> => {
+  return async (campaignUid, rhythm, signal): Promise<RunResult> => {
     const startedMs = Date.now();
     try {
       await sleep(durationMs, undefined, { signal });
     } catch {
       return { runId: 0, outcome: "aborted", failures: [] };
     }
-    return { runId: await recordRun(db, campaignUid, worker, startedMs), outcome: "succeeded", failures: [] };
+    return { runId: await recordRun(db, campaignUid, worker, startedMs, rhythm), outcome: "succeeded", failures: [] };
   };
 }
 

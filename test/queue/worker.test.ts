@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SyncFunctions } from "../../src/queue/processors.ts";
+import type { SyncFunctions } from "../../src/queue/leased-job.ts";
 import { enqueueCampaignSyncs } from "../../src/queue/queues.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
 import type { WorkerService } from "../../src/queue/worker.ts";
@@ -46,7 +46,7 @@ async function start(sync: Partial<SyncFunctions>, settings: Partial<ServiceSett
     redisUrl: testRedis.url,
     prefix,
     db: warehouse.db,
-    sync: { discover: fixedDiscovery(warehouse.db, []), syncCampaign: recordingCampaignSync(warehouse.db, "w"), ...sync },
+    sync: { discover: fixedDiscovery(warehouse.db, []), syncCampaign: recordingCampaignSync(warehouse.db, "w"), verify: async () => 0, ...sync },
     ...settings,
   });
   running.push(service);
@@ -67,11 +67,34 @@ describe("worker service", () => {
     expect(schedulers[0]).toMatchObject({ every: 600_000, template: { data: { account: ACCOUNT } } });
   });
 
+  it("schedules the periodic verification only when COLDSYNC_VERIFY_EVERY is set, and runs it", async () => {
+    nextPrefix();
+    let verified = 0;
+    const on = await start(
+      {
+        verify: async () => {
+          verified += 1;
+          return 2;
+        },
+      },
+      { env: { COLDSYNC_VERIFY_EVERY: "1h" } },
+    );
+    const schedulers = await on.queues.verification.getJobSchedulers();
+    expect(schedulers).toHaveLength(1);
+    expect(schedulers[0]).toMatchObject({ every: 3_600_000, template: { data: { account: ACCOUNT } } });
+    // A scheduler's first job runs at once.
+    await expect.poll(() => verified, { timeout: 10_000 }).toBeGreaterThan(0);
+    // A worker started without it turns it off for everyone.
+    await start({});
+    expect(await on.queues.verification.getJobSchedulers()).toEqual([]);
+  });
+
   it("fans discovery out to one campaign-sync job per due campaign", async () => {
     nextPrefix();
+    // Due is judged from what was synced: the campaign's detail was read completely a moment ago.
     await warehouse.db
-      .insertInto("sync_runs")
-      .values({ account: ACCOUNT, scope: "synced-just-now", trigger: "worker", started_at: new Date(), outcome: "succeeded" })
+      .insertInto("sync_checkpoints")
+      .values({ account: ACCOUNT, campaign_uid: "synced-just-now", stream: "campaign_detail", last_complete_scan_at: new Date(), updated_at: new Date() })
       .execute();
     const service = await start({
       discover: fixedDiscovery(warehouse.db, [
@@ -91,12 +114,13 @@ describe("worker service", () => {
     nextPrefix();
     const service = await start({});
     await service.queues.campaignSync.pause();
-    for (let i = 0; i < 5; i += 1) await enqueueCampaignSyncs(service.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "c-1" }]);
-    await enqueueCampaignSyncs(service.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "c-2" }]);
+    for (let i = 0; i < 5; i += 1) await enqueueCampaignSyncs(service.queues.campaignSync, "sync-campaign", [{ account: ACCOUNT, campaignUid: "c-1" }]);
+    await enqueueCampaignSyncs(service.queues.campaignSync, "sync-campaign", [{ account: ACCOUNT, campaignUid: "c-2" }]);
     expect(await service.queues.campaignSync.getWaitingCount()).toBe(2);
     // One bulk add deduplicates too: against the jobs already waiting and within itself.
     await enqueueCampaignSyncs(
       service.queues.campaignSync,
+      "sync-campaign",
       ["c-1", "c-3", "c-3", "c-2"].map((campaignUid) => ({ account: ACCOUNT, campaignUid })),
     );
     const waiting = await service.queues.campaignSync.getWaiting();
@@ -122,16 +146,16 @@ describe("worker service", () => {
     let flakyCalls = 0;
     const sync = recordingCampaignSync(warehouse.db, "w", 10);
     const service = await start({
-      syncCampaign: async (campaignUid, signal): Promise<RunResult> => {
+      syncCampaign: async (campaignUid, rhythm, signal): Promise<RunResult> => {
         if (campaignUid === "gone") return { runId: 0, outcome: "failed", failures: [{ campaignUid, stream: "campaign_detail", error: upstreamError(404, false) }] };
         flakyCalls += 1;
         if (flakyCalls === 1) throw upstreamError(503, true);
-        return sync(campaignUid, signal);
+        return sync(campaignUid, rhythm, signal);
       },
     });
     const queue = service.queues.campaignSync;
-    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "flaky" }]);
-    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "gone" }]);
+    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "flaky" }]);
+    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "gone" }]);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => queue.getFailedCount(), { timeout: 10_000 }).toBe(1);
     const [completed] = await queue.getJobs(["completed"]);
@@ -146,14 +170,14 @@ describe("worker service", () => {
     let calls = 0;
     const sync = recordingCampaignSync(warehouse.db, "w", 10);
     const service = await start({
-      syncCampaign: async (campaignUid, signal): Promise<RunResult> => {
+      syncCampaign: async (campaignUid, rhythm, signal): Promise<RunResult> => {
         calls += 1;
         if (calls === 1) return { runId: 0, outcome: "partial", failures: [{ campaignUid, stream: "leads", error: upstreamError(429, true, 1_500) }] };
-        return sync(campaignUid, signal);
+        return sync(campaignUid, rhythm, signal);
       },
     });
     const queue = service.queues.campaignSync;
-    await enqueueCampaignSyncs(queue, [{ account: ACCOUNT, campaignUid: "throttled" }]);
+    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "throttled" }]);
     await expect.poll(() => queue.getRateLimitTtl(), { timeout: 5_000 }).toBeGreaterThan(0);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
     const [completed] = await queue.getJobs(["completed"]);
@@ -164,13 +188,13 @@ describe("worker service", () => {
   it("drains on close: the run in flight stops, its job waits for the next worker, which finishes it", async () => {
     nextPrefix();
     let started = false;
-    const endless: SyncFunctions["syncCampaign"] = async (_campaignUid, signal) => {
+    const endless: SyncFunctions["syncCampaign"] = async (_campaignUid, _rhythm, signal) => {
       started = true;
       await sleep(60_000, undefined, { signal }).catch(() => undefined);
       return { runId: 0, outcome: "aborted", failures: [] };
     };
     const draining = await start({ syncCampaign: endless });
-    await enqueueCampaignSyncs(draining.queues.campaignSync, [{ account: ACCOUNT, campaignUid: "long" }]);
+    await enqueueCampaignSyncs(draining.queues.campaignSync, "sync-campaign", [{ account: ACCOUNT, campaignUid: "long" }]);
     await expect.poll(() => started, { timeout: 5_000 }).toBe(true);
     await draining.close();
     running = running.filter((service) => service !== draining);

@@ -1,0 +1,52 @@
+import type { Processor, Queue } from "bullmq";
+import type { Kysely } from "kysely";
+import type { Database } from "../warehouse/database.ts";
+import { dueForEvents, dueForLeads, type Cadence } from "./cadence.ts";
+import { processLeased, type JobReturn, type ProcessorBase, type SyncFunctions } from "./leased-job.ts";
+import { enqueueCampaignSyncs, type CampaignEventsJobData, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
+
+/**
+ * Discovery: walks the account (one discovery at a time per account), then
+ * fans out one campaign-sync job per campaign whose leads rhythm is due, and
+ * one campaign-events job per started campaign whose events are due, so that
+ * a campaign seen for the first time has its events read at once (the events
+ * tick covers the minutes in between).
+ */
+
+export interface DiscoveryProcessorOptions extends ProcessorBase {
+  discover: SyncFunctions["discover"];
+  db: Kysely<Database>;
+  cadence: Cadence;
+  discoveryQueue: Queue<DiscoveryJobData>;
+  campaignSyncQueue: Queue<CampaignSyncJobData>;
+  campaignEventsQueue: Queue<CampaignEventsJobData>;
+  /** Called after each fan-out (the budget check hooks in here). */
+  afterFanOut?(): Promise<void>;
+}
+
+export function discoveryProcessor(options: DiscoveryProcessorOptions): Processor<DiscoveryJobData, JobReturn> {
+  return async (job, token) => {
+    const enqueued: string[] = [];
+    return processLeased(options, job, token, {
+      scope: { kind: "discovery" },
+      queue: options.discoveryQueue,
+      // Another worker is discovering right now; its fan-out covers this tick too.
+      whenBusy: async () => ({ runId: null, enqueued: [] }),
+      run: async (signal) => {
+        const result = await options.discover(signal);
+        // A partial discovery still saw campaigns; they need not wait for the retry.
+        if (result.outcome !== "aborted") {
+          const due = await dueForLeads(options.db, options.account, result.campaigns, options.cadence);
+          const jobs = due.map((campaign) => ({ account: options.account, campaignUid: campaign.uid }));
+          await enqueueCampaignSyncs(options.campaignSyncQueue, "sync-campaign", jobs);
+          enqueued.push(...due.map((campaign) => campaign.uid));
+          const eventsDue = await dueForEvents(options.db, options.account, options.cadence);
+          await enqueueCampaignSyncs(options.campaignEventsQueue, "sync-events", eventsDue.map((uid) => ({ account: options.account, campaignUid: uid })));
+          await options.afterFanOut?.();
+        }
+        return result;
+      },
+      returnOf: (result) => ({ runId: result?.runId ?? null, enqueued }),
+    });
+  };
+}

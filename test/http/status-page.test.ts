@@ -1,0 +1,175 @@
+import { UnrecoverableError, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMetrics } from "../../src/http/metrics.ts";
+import { startHttpServer, startStatusPageServer, type HttpServer } from "../../src/http/server.ts";
+import { trackUpstreamAnswers } from "../../src/http/status-page/last-answer.ts";
+import type { StatusSnapshot } from "../../src/http/status-page/snapshot.ts";
+import { openQueues, QUEUE_NAMES, type Queues } from "../../src/queue/queues.ts";
+import { rateBudgetKeys } from "../../src/queue/rate-budget.ts";
+import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useTestRedis } from "../support/redis.ts";
+import { openMigratedWarehouse } from "../queue/warehouse.ts";
+import { ACCOUNT, BEHIND_ERROR, CADENCE, HOSTILE_NAME, NOW, seedStatusRows, UIDS } from "./status-page-rows.ts";
+
+/** The status page's routes: auth, the HTML and its escaping, the JSON, the fleet panel and its Bull Board links. */
+
+const databaseUrl = useTestDatabase("status_page");
+const testRedis = useTestRedis("status");
+const TOKEN = "status-page-token";
+
+let warehouse: Warehouse;
+let redis: Redis;
+let queues: Queues;
+let guarded: HttpServer;
+let demo: HttpServer;
+let failedJobId: string;
+
+/** A campaign-sync job as discovery adds it (enqueueCampaignSyncs): campaign data, deduplicated per campaign. */
+async function enqueue(campaignUid: string): Promise<void> {
+  await queues.campaignSync.add("sync-campaign", { account: ACCOUNT, campaignUid }, { deduplication: { id: `${ACCOUNT}/${campaignUid}` } });
+}
+
+async function failOneJob(): Promise<string> {
+  await enqueue(UIDS.behind);
+  const connection = new Redis(testRedis.url, { maxRetriesPerRequest: null });
+  const worker = new Worker(
+    QUEUE_NAMES.campaignSync,
+    async () => {
+      throw new UnrecoverableError(BEHIND_ERROR);
+    },
+    { connection, prefix: testRedis.prefix },
+  );
+  try {
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      const [failed] = await queues.campaignSync.getFailed(0, 0);
+      if (failed?.id) return failed.id;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("the job did not fail within 10 s");
+  } finally {
+    await worker.close();
+    connection.disconnect();
+  }
+}
+
+beforeAll(async () => {
+  warehouse = await openMigratedWarehouse(databaseUrl());
+  await seedStatusRows(warehouse);
+  redis = new Redis(testRedis.url);
+  queues = openQueues(redis, { prefix: testRedis.prefix });
+  failedJobId = await failOneJob();
+  // c-fresh waits in the queue, as discovery leaves it.
+  await enqueue(UIDS.fresh);
+  await redis.set(rateBudgetKeys(testRedis.prefix, ACCOUNT).pause, "1", "PX", 60_000);
+
+  const upstream = trackUpstreamAnswers();
+  upstream.hooks.onResponse?.({ endpoint: "/api/v1/campaigns/", method: "GET", status: 200, durationMs: 12.4, attempt: 1 });
+  const page = { account: ACCOUNT, db: warehouse.db, cadence: CADENCE, rateLimitPerSecond: 10, upstream, clock: () => NOW };
+  guarded = await startHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    token: TOKEN,
+    registry: createMetrics().registry,
+    queues: queues.all(),
+    health: { redis, db: warehouse.db },
+    statusPage: { ...page, mode: "worker", fleet: { redis, queues: queues.all(), prefix: testRedis.prefix, account: ACCOUNT } },
+  });
+  demo = await startStatusPageServer({ host: "127.0.0.1", port: 0, token: undefined, statusPage: { ...page, mode: "demo" } });
+});
+
+afterAll(async () => {
+  await Promise.all([guarded.close(), demo.close()]);
+  await queues.close();
+  redis.disconnect();
+  await warehouse.destroy();
+});
+
+const bearer = { authorization: `Bearer ${TOKEN}` };
+const get = (server: HttpServer, path: string, headers: Record<string, string> = bearer) => fetch(`${server.url}${path}`, { headers });
+
+describe("status page routes", () => {
+  it("answer 401 without the token, for the page and its data", async () => {
+    for (const path of ["/", "/status/panels", "/api/status"]) {
+      const missing = await get(guarded, path, {});
+      expect(missing.status, path).toBe(401);
+      expect(missing.headers.get("www-authenticate"), path).toMatch(/Basic realm="coldsync"/);
+      expect((await get(guarded, path, { authorization: "Bearer wrong" })).status, path).toBe(401);
+      expect((await get(guarded, path, { authorization: `Basic ${Buffer.from("ops:wrong").toString("base64")}` })).status, path).toBe(401);
+      expect((await get(guarded, path)).status, path).toBe(200);
+      // A browser sends the token as the password of HTTP Basic; the user name is not checked.
+      expect((await get(guarded, path, { authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString("base64")}` })).status, path).toBe(200);
+    }
+    expect((await get(guarded, "/healthz", {})).status).toBe(200);
+  });
+
+  it("reject a malformed query with 400", async () => {
+    expect((await get(guarded, "/api/status?runs=lots")).status).toBe(400);
+    expect((await get(guarded, "/api/status?days=0")).status).toBe(400);
+    expect((await get(guarded, "/api/status?runs=5&days=7")).status).toBe(200);
+  });
+
+  it("serve the snapshot as JSON", async () => {
+    const snapshot = (await (await get(guarded, "/api/status")).json()) as StatusSnapshot & { generatedAt: string };
+    expect(snapshot.account).toBe(ACCOUNT);
+    expect(snapshot.dependencies).toMatchObject({ warehouse: "ok", redis: "ok", upstream: { answer: { status: 200, durationMs: 12 } } });
+    expect(snapshot.warehouse.ok && snapshot.warehouse.value.campaigns.map((campaign) => campaign.uid)).toEqual([UIDS.fresh, UIDS.behind, UIDS.never, UIDS.done]);
+    expect(snapshot.requests.ok && snapshot.requests.value.budgetPerMinute).toBe(600);
+  });
+});
+
+describe("the page", () => {
+  it("escapes what came from outside", async () => {
+    const body = await (await get(guarded, "/")).text();
+    expect(body).not.toContain(HOSTILE_NAME);
+    expect(body).toContain("&lt;script&gt;document.title=&quot;owned&quot;&lt;/script&gt; &amp; &quot;quotes&quot;");
+  });
+
+  it("marks the failing campaign with its error, and a recovered one as recovered", async () => {
+    const body = await (await get(guarded, "/")).text();
+    const row = (uid: string) => new RegExp(`<tr class="([a-z]*)" data-campaign="${uid}">([\\s\\S]*?)</tr>`).exec(body);
+    expect(row(UIDS.behind)?.[1]).toBe("failing");
+    expect(row(UIDS.behind)?.[2]).toContain(`<div class="error" data-error title="${BEHIND_ERROR}">${BEHIND_ERROR} <small>`);
+    expect(row(UIDS.behind)?.[2]).toContain("behind: 2 h");
+    expect(row(UIDS.done)?.[1]).toBe("");
+    expect(row(UIDS.done)?.[2]).toContain("recovered from: old failure");
+    expect(row(UIDS.never)?.[2]).toContain("never complete");
+    // Problems first: the failing campaign heads the table.
+    expect(body.indexOf(`data-campaign="${UIDS.behind}"`)).toBeLessThan(body.indexOf(`data-campaign="${UIDS.fresh}"`));
+  });
+
+  it("shows the fleet with its Retry-After pause, and links each campaign to its job in Bull Board", async () => {
+    const body = await (await get(guarded, "/")).text();
+    expect(body).toContain("paused for Retry-After");
+    const waiting = await queues.campaignSync.getDeduplicationJobId(`${ACCOUNT}/${UIDS.fresh}`);
+    const jobLink = (id: string | null, state: string) =>
+      `<a href="admin/queues/queue/campaign-sync/${id}" data-job title="job ${id} · ${state} in campaign-sync">job ${id}</a><small class="job-state">${state}</small>`;
+    expect(body).toContain(jobLink(waiting, "waiting"));
+    expect(body).toContain(jobLink(failedJobId, "failed"));
+    // A campaign without a recent job links to the queue.
+    expect(body).toMatch(new RegExp(`data-campaign="${UIDS.never}"[\\s\\S]*?<a href="admin/queues/queue/campaign-sync" `));
+    // Bull Board answers the link (its single-page app routes /queue/:name/:jobId).
+    expect((await get(guarded, `/admin/queues/queue/campaign-sync/${failedJobId}`)).status).toBe(200);
+  });
+
+  it("refreshes from status/panels, the same panels without the document around them", async () => {
+    const page = await (await get(guarded, "/")).text();
+    const panels = await (await get(guarded, "/status/panels")).text();
+    expect(page).toContain('fetch("status/panels" + location.search');
+    expect(panels).not.toContain("<html");
+    expect(panels).toContain(`data-campaign="${UIDS.behind}"`);
+  });
+
+  it("stands without queues or Redis, as in the demo", async () => {
+    const response = await get(demo, "/", {});
+    expect(response.status).toBe(200);
+    const body = await response.text();
+    expect(body).toContain("no queues (demo)");
+    expect(body).toContain("not used (demo)");
+    expect(body).not.toContain("admin/queues");
+    const snapshot = (await (await get(demo, "/api/status", {})).json()) as StatusSnapshot;
+    expect(snapshot.fleet).toBeNull();
+    expect(snapshot.dependencies.redis).toBeNull();
+  });
+});
