@@ -1,6 +1,6 @@
 # coldsync: one image for every command (worker, migrate, emulator, sync, status, verify).
-# A build stage compiles TypeScript to dist/; the runtime stage runs plain JavaScript with
-# production dependencies only (about 90 MB less resident memory than running through tsx).
+# A build stage compiles TypeScript to dist/ and bundles it (dist/bundle/, scripts/bundle.js); the runtime stage
+# runs plain JavaScript with production dependencies only (less memory and a faster start than running through tsx).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,6 +8,7 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY scripts ./scripts
 RUN npm run build
 
 FROM node:20-slim
@@ -23,10 +24,10 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/.coldsync && chown node:node /app/.coldsync
 USER node
 
-# /healthz, /metrics and /admin/queues of `coldsync worker` (COLDSYNC_HTTP_PORT).
+# The status page, /livez, /readyz, /metrics and /admin/queues of `coldsync worker` (COLDSYNC_HTTP_PORT).
 EXPOSE 9464
 
 # `docker stop` sends SIGTERM: the worker drains (runs stop after their current page) and exits 0 within 30 s.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "dist/src/cli.js"]
+ENTRYPOINT ["node", "dist/bundle/cli.js"]
 CMD ["worker"]

@@ -8,17 +8,17 @@ import { fileURLToPath } from "node:url";
  */
 
 /** From dist/bench/ the repository's bin/ is two levels up, from bench/ one. */
-const BIN = fileURLToPath(new URL(import.meta.url.includes("/dist/") ? "../../bin/coldsync.js" : "../bin/coldsync.js", import.meta.url));
+export const BIN = fileURLToPath(new URL(import.meta.url.includes("/dist/") ? "../../bin/coldsync.js" : "../bin/coldsync.js", import.meta.url));
 
 export interface EmulatorProcess {
   url: string;
   stop(): Promise<void>;
 }
 
-export async function spawnEmulator(args: { scale: "small" | "medium" | "large"; seed: number; apiKey: string }): Promise<EmulatorProcess> {
+export async function spawnEmulator(args: { scale: "small" | "medium" | "large"; seed: number; apiKey: string; drift?: "mild" | "wild" }): Promise<EmulatorProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [BIN, "emulator", "--port", "0", "--scale", args.scale, "--seed", String(args.seed), "--api-keys", args.apiKey],
+    [BIN, "emulator", "--port", "0", "--scale", args.scale, "--seed", String(args.seed), "--api-keys", args.apiKey, ...(args.drift ? ["--drift", args.drift] : [])],
     { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, COLDSYNC_LOG_LEVEL: "warn" } },
   );
   const url = await new Promise<string>((resolve, reject) => {

@@ -12,16 +12,21 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-const registrations = [
-  import("./commands/demo.ts"),
-  import("./commands/migrate.ts"),
-  import("./commands/sync.ts"),
-  import("./commands/status.ts"),
-  import("./commands/verify.ts"),
-  import("./commands/worker.ts"),
-  import("./commands/emulator.ts"),
-];
-for (const module of await Promise.all(registrations)) module.register(program);
+const COMMANDS: Record<string, () => Promise<{ register(program: Command): void }>> = {
+  demo: () => import("./commands/demo.ts"),
+  migrate: () => import("./commands/migrate.ts"),
+  sync: () => import("./commands/sync.ts"),
+  status: () => import("./commands/status.ts"),
+  verify: () => import("./commands/verify.ts"),
+  worker: () => import("./commands/worker.ts"),
+  emulator: () => import("./commands/emulator.ts"),
+};
+
+// Loading every command's modules (the worker's queues and web server, the embedded database) takes longer than
+// most commands run, so only the one named is loaded; the program's own help and an unknown name need them all.
+const named = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
+const loaders = named !== undefined && Object.hasOwn(COMMANDS, named) ? [COMMANDS[named] as () => Promise<{ register(program: Command): void }>] : Object.values(COMMANDS);
+for (const module of await Promise.all(loaders.map((load) => load()))) module.register(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -20,6 +20,9 @@ export const duration = z
     return amount * DURATION_UNITS_MS[unit];
   });
 
+/** A duration, or "off". */
+const durationOrOff = z.union([z.literal("off").transform(() => undefined), duration]);
+
 const positiveInt = z.coerce
   .number({ error: "must be a positive integer" })
   .int("must be a positive integer")
@@ -62,8 +65,10 @@ export const configSchema = z.object({
   COLDSYNC_CONCURRENCY: positiveInt.default(2),
   COLDSYNC_DISCOVER_EVERY: duration.prefault("5m"),
   COLDSYNC_ACTIVE_EVERY: duration.prefault("15m"),
+  COLDSYNC_EVENTS_EVERY: durationOrOff.prefault("1m"),
   COLDSYNC_IDLE_EVERY: duration.prefault("1h"),
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
+  COLDSYNC_VERIFY_EVERY: duration.optional(),
   COLDSYNC_HTTP_PORT: z.coerce.number({ error: "must be a port number" }).int().min(0).max(65535).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
@@ -81,8 +86,12 @@ export interface Config {
     concurrency: number;
     discoverEveryMs: number;
     activeEveryMs: number;
+    /** How often a started campaign's replies, clicks and opens are read; undefined ("off"): with its leads, at their cadence. */
+    eventsEveryMs: number | undefined;
     idleEveryMs: number;
     terminalEveryMs: number;
+    /** How often the worker verifies the warehouse against the upstream; undefined: never. */
+    verifyEveryMs: number | undefined;
   };
   http: { port: number; host: string; token: string | undefined };
   logLevel: RawConfig["COLDSYNC_LOG_LEVEL"];
@@ -136,8 +145,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
       concurrency: raw.COLDSYNC_CONCURRENCY,
       discoverEveryMs: raw.COLDSYNC_DISCOVER_EVERY,
       activeEveryMs: raw.COLDSYNC_ACTIVE_EVERY,
+      eventsEveryMs: raw.COLDSYNC_EVENTS_EVERY,
       idleEveryMs: raw.COLDSYNC_IDLE_EVERY,
       terminalEveryMs: raw.COLDSYNC_TERMINAL_EVERY,
+      verifyEveryMs: raw.COLDSYNC_VERIFY_EVERY,
     },
     http: { port: raw.COLDSYNC_HTTP_PORT, host: raw.COLDSYNC_HTTP_HOST, token: raw.COLDSYNC_HTTP_TOKEN },
     logLevel: raw.COLDSYNC_LOG_LEVEL,

@@ -22,6 +22,8 @@ export interface LoggerSettings {
   level?: LoggerOptions["level"];
   /** Literal values never to print, wherever they turn up in a line (e.g. the API key inside a URL). */
   secrets?: readonly (string | undefined)[];
+  /** Lines to drop: given a line's fields, true keeps it out of the output (a repeat of a known outage). */
+  quiet?: (fields: Record<string, unknown>) => boolean;
   destination?: DestinationStream;
   name?: string;
 }
@@ -37,12 +39,18 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     level: settings.level ?? "info",
     name: settings.name ?? "coldsync",
     redact: { paths: REDACTED_PATHS, censor: REDACTED },
-    hooks:
-      secrets.length === 0
+    hooks: {
+      ...(secrets.length === 0 ? {} : { streamWrite: (line: string) => scrubSecrets(line, secrets) }),
+      ...(settings.quiet === undefined
         ? {}
         : {
-            streamWrite: (line) => scrubSecrets(line, secrets),
-          },
+            logMethod(this: Logger, args: Parameters<Logger["info"]>, method: (...args: Parameters<Logger["info"]>) => void) {
+              const [first] = args;
+              if (typeof first === "object" && first !== null && settings.quiet?.(first as Record<string, unknown>)) return;
+              method.apply(this, args);
+            },
+          }),
+    },
   };
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }

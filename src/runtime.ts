@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
-import { createLogger, type Logger } from "./logger.ts";
+import { createLogger, type Logger, type LoggerSettings } from "./logger.ts";
+import { ByteBudget } from "./sync/byte-budget.ts";
 import type { RunTrigger, SyncContext, SyncObserver } from "./sync/context.ts";
 import { UpstreamClient, type ClientHooks, type RequestLimiter } from "./upstream/client.ts";
 import { openWarehouse, type Warehouse } from "./warehouse/connect.ts";
@@ -22,16 +23,18 @@ export interface RuntimeOptions {
   logger?: Logger;
   limiter?: RequestLimiter;
   hooks?: ClientHooks;
+  /** Told when a warehouse connection breaks (the worker's PostgreSQL watch). */
+  onConnectionError?: (error: Error) => void;
 }
 
-export function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.logLevel, secrets: [config.api.key] });
+export function loggerFor(config: Config, settings: Pick<LoggerSettings, "quiet"> = {}): Logger {
+  return createLogger({ level: config.logLevel, secrets: [config.api.key], ...settings });
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
   if (config.api.key === undefined) throw new Error("COLDSYNC_API_KEY is required");
-  const warehouse = await openWarehouse(config.warehouse);
+  const warehouse = await openWarehouse({ ...config.warehouse, ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}) });
   const client = new UpstreamClient({
     baseUrl: config.api.url,
     apiKey: config.api.key,
@@ -43,16 +46,19 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     ...(options.limiter ? { limiter: options.limiter } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
   });
+  const pageBudget = new ByteBudget();
   return {
     logger,
     warehouse,
     client,
     syncContext: ({ trigger, signal, observer }) => ({
       client,
+      pageBudget,
       db: warehouse.db,
       account: config.account,
       logger,
       trigger,
+      locks: warehouse.locks,
       ...(signal ? { signal } : {}),
       ...(observer ? { observer } : {}),
     }),

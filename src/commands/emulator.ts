@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { pino } from "pino";
 import { ConfigError, configSchema } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
-import { emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
+import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
 import { startEmulator } from "../emulator/server.ts";
 import { createLogger } from "../logger.ts";
 import { API_PREFIX } from "../upstream/endpoints.ts";
@@ -20,6 +20,9 @@ interface Flags {
   rateLimit: string;
   latency: string;
   faults: string;
+  drift: string;
+  driftKinds?: string;
+  clock: string;
   admin?: boolean;
 }
 
@@ -34,6 +37,9 @@ const FLAG_OF: Record<string, string> = {
   rateLimit: "--rate-limit",
   latencyMs: "--latency",
   faults: "--faults",
+  drift: "--drift",
+  driftKinds: "--drift-kinds",
+  clock: "--clock",
 };
 
 /** Whole numbers become numbers; anything else stays text for the schema to reject by name. */
@@ -54,6 +60,9 @@ function optionsFrom(flags: Flags): EmulatorOptions {
       rateLimit: integer(flags.rateLimit),
       latencyMs: integer(flags.latency),
       faults: flags.faults,
+      drift: flags.drift,
+      driftKinds: flags.driftKinds?.split(",").map((kind) => kind.trim()),
+      clock: flags.clock,
       admin: flags.admin === true,
     },
     { error: readable },
@@ -99,6 +108,9 @@ export function register(program: Command): void {
     .option("--rate-limit <n>", "requests per second per key, then 429; 0 for none", "0")
     .option("--latency <ms>", "milliseconds added to every API answer", "0")
     .option("--faults <mode>", `injected faults: ${faultMode.options.join(", ")}`, "none")
+    .option("--drift <mode>", `deviations from the spec in answers: ${driftMode.options.join(", ")}`, "none")
+    .option("--drift-kinds <kinds>", `comma-separated drift kinds in play (default: all): ${driftKind.options.join(", ")}`)
+    .option("--clock <mode>", `simulated clock: ${clockMode.options.join(", ")} (wall: simulated time also elapses at real speed)`, "manual")
     .option("--admin", "serve /admin/ routes: simulated clock, ground truth, settings")
     .showHelpAfterError(false)
     .configureOutput({ outputError: () => {} })
@@ -115,7 +127,7 @@ export function register(program: Command): void {
       console.log(`api keys: ${options.apiKeys.join(", ")}`);
       console.log(
         `seed ${options.seed}, scale ${options.scale}, order ${options.order}, workspaces ${options.workspaces}, ` +
-          `faults ${options.faults}, rate limit ${options.rateLimit || "none"}, latency ${options.latencyMs} ms, admin ${options.admin ? "on" : "off"}`,
+          `faults ${options.faults}, drift ${options.drift}${options.driftKinds ? ` (${options.driftKinds.join(", ")})` : ""}, rate limit ${options.rateLimit || "none"}, latency ${options.latencyMs} ms, clock ${options.clock}, admin ${options.admin ? "on" : "off"}`,
       );
       const signal = await waitForSignal();
       await emulator.close();

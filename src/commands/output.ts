@@ -19,6 +19,21 @@ export function table(head: string[], rows: (string | number | null)[][]): strin
   return rendered.toString();
 }
 
+/**
+ * A long identifier shortened to its start and end (`cmp_a1b2…x9y8z7`), so that
+ * a table stays readable; `--json` output keeps identifiers whole.
+ */
+export function shortId(id: string, max = 24): string {
+  if (id.length <= max) return id;
+  const tail = Math.floor((max - 1) / 2);
+  return `${id.slice(0, max - 1 - tail)}…${id.slice(-tail)}`;
+}
+
+/** Text cut to `max` characters, marked with an ellipsis. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
 /** Commands print results on stdout, so their logs go to stderr. */
 export function commandLogger(config: Config): Logger {
   return createLogger({ level: config.logLevel, secrets: [config.api.key], destination: pino.destination(2) });
@@ -65,15 +80,28 @@ export function progressDisplay(logger: Logger): ProgressDisplay {
   };
 }
 
+const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
 export function runSummaryText(summary: RunSummary): string {
   const streams = table(
-    ["stream", "fetched", "written", "rejected"],
-    Object.entries(summary.streams).map(([stream, totals]) => [stream, totals.fetched, totals.written, totals.rejected]),
+    ["stream", "fetched", "written", "rejected", "skipped"],
+    Object.entries(summary.streams).map(([stream, totals]) => [stream, totals.fetched, totals.written, totals.rejected, totals.skipped]),
   );
   const lines = [
     streams,
-    `run ${summary.runId}: ${summary.outcome} in ${(summary.durationMs / 1000).toFixed(1)} s, ${summary.requests} requests, ${summary.retries} retries, ${summary.rejected} rejected records`,
+    `run ${summary.runId}: ${summary.outcome} in ${(summary.durationMs / 1000).toFixed(1)} s, ${summary.requests} requests, ${summary.retries} retries`,
   ];
+  if (summary.rejected > 0) {
+    const below = summary.skipped > 0 ? `, with ${plural(summary.skipped, "record")} below it that could not be placed either` : "";
+    lines.push(`${plural(summary.rejected, "record")} could not be placed (a key field missing or unusable): see rejected_records${below}`);
+  }
+  const deviations = Object.entries(summary.fieldIssues).sort(([a], [b]) => a.localeCompare(b));
+  if (deviations.length > 0) {
+    const total = deviations.reduce((sum, [, count]) => sum + count, 0);
+    lines.push(
+      `${plural(total, "field")} deviated from the spec and were kept as NULL or coerced (see the field_issues view): ${deviations.map(([field, count]) => `${field} ${count}`).join(", ")}`,
+    );
+  }
   for (const failure of summary.failures) {
     lines.push(`failed: ${failure.campaignUid ?? "account"} ${failure.stream}: ${failure.error.message}`);
   }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { campaignStatus, lastRuns } from "../sync/status.ts";
+import { campaignStatus, eventLag, fieldIssueCounts, lastRuns, rejectedCounts } from "../sync/status.ts";
 import { openWarehouse } from "../warehouse/connect.ts";
 import { table } from "./output.ts";
 
@@ -48,6 +48,36 @@ export function register(program: Command): void {
               lag(row.lag_seconds),
             ]),
           ),
+        );
+        const [issues, rejected, freshness] = await Promise.all([
+          fieldIssueCounts(warehouse.db),
+          rejectedCounts(warehouse.db, config.account),
+          eventLag(warehouse.db),
+        ]);
+        const seconds = (value: number | null) => (value === null ? "—" : lag(Math.round(value)));
+        console.log(
+          freshness.length === 0
+            ? "freshness: no event happened in the last 24 hours"
+            : `freshness (from an event to the warehouse, events of the last 24 hours):\n${table(
+                ["stream", "events", "p50", "p95"],
+                freshness.map((row) => [row.stream, row.events, seconds(row.p50), seconds(row.p95)]),
+              )}`,
+        );
+        console.log(
+          issues.length === 0
+            ? "field issues: none (every field read as the spec describes it)"
+            : `field issues (rows whose field deviated from the spec, kept as NULL or coerced; see the field_issues view):\n${table(
+                ["table", "field", "rows"],
+                issues.map((issue) => [issue.table_name, issue.field, issue.rows]),
+              )}`,
+        );
+        console.log(
+          rejected.length === 0
+            ? "rejected records: none"
+            : `rejected records still met (no usable key; see rejected_records):\n${table(
+                ["stream", "records", "records below them"],
+                rejected.map((row) => [row.stream, row.records, row.skipped]),
+              )}`,
         );
         const runs = await lastRuns(warehouse.db, config.account);
         console.log(

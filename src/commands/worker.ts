@@ -1,14 +1,20 @@
 import { once } from "node:events";
 import type { Command } from "commander";
 import { ConfigError, duration, loadConfig, type Config } from "../config.ts";
+import { isOutageNoise, watchDependencies, type DependencyWatch, type WorkerDependencies } from "../dependencies.ts";
 import { createMetrics } from "../http/metrics.ts";
+import { HttpListener } from "../http/listener.ts";
 import { startHttpServer } from "../http/server.ts";
+import { combineHooks, trackUpstreamAnswers } from "../http/status-page/last-answer.ts";
 import type { Logger } from "../logger.ts";
-import { closeRedis, connectRedis } from "../queue/connection.ts";
+import { closeRedis, connectRedis, whenReady } from "../queue/connection.ts";
 import { RedisRequestLimiter } from "../queue/rate-budget.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../queue/worker.ts";
 import { loggerFor, openRuntime } from "../runtime.ts";
 import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
+import { closeAbandonedRuns } from "../sync/run-ledger.ts";
+import { verify } from "../sync/verify.ts";
+import { reachPostgres } from "../warehouse/connect.ts";
 import { pendingMigrations } from "../warehouse/migrate.ts";
 
 /**
@@ -39,9 +45,9 @@ function stallTuning(flag: string): Partial<WorkerTuning> {
 export function register(program: Command): void {
   program
     .command("worker")
-    .description("BullMQ workers and the discovery scheduler; /healthz, /metrics and /admin/queues over HTTP")
+    .description("BullMQ workers and the discovery scheduler; the status page, /healthz, /metrics and /admin/queues over HTTP")
     .option("--concurrency <n>", "campaign-sync jobs run at once by this process (overrides COLDSYNC_CONCURRENCY)")
-    .option("--port <n>", "port for health, metrics and the queue dashboard (overrides COLDSYNC_HTTP_PORT)")
+    .option("--port <n>", "port for the status page, health, metrics and the queue dashboard (overrides COLDSYNC_HTTP_PORT)")
     .option("--stall-timeout <duration>", "how long the job of a worker that died waits before another worker resumes it", "30s")
     .action(async (flags: WorkerFlags) => {
       // Flags go through the same validation as the variables they override.
@@ -54,10 +60,24 @@ export function register(program: Command): void {
         ["apiKey", "databaseUrl"],
       );
       const tuning = stallTuning(flags.stallTimeout);
-      const logger = loggerFor(config);
-      // Listening before anything starts: a signal during start-up drains as soon as start-up is done.
+      if (config.warehouse.databaseUrl === undefined) throw new ConfigError(["DATABASE_URL: required"]);
+      // A line that only repeats an outage one of the watches reports goes to that watch instead of the output.
+      const watches: DependencyWatch[] = [];
+      const logger = loggerFor(config, { quiet: (fields) => isOutageNoise(watches, fields) });
+      const dependencies = watchDependencies({ redis: config.redis.url, postgres: config.warehouse.databaseUrl }, logger);
+      watches.push(dependencies.redis, dependencies.postgres);
+      // Listening before anything starts: a signal during start-up (even while waiting for a dependency) drains at once.
       const stopRequested = firstSignal();
-      const worker = await startWorker(config, { logger, tuning });
+      const stop = new AbortController();
+      void stopRequested.then((signal) => stop.abort(signal));
+      let worker: RunningWorker;
+      try {
+        worker = await startWorker(config, { logger, tuning, dependencies, signal: stop.signal });
+      } catch (error) {
+        if (!stop.signal.aborted) throw error;
+        logger.info({ signal: stop.signal.reason }, "stopped while starting");
+        process.exit(0);
+      }
       const signal = await stopRequested;
       logger.info({ signal }, "draining: no new jobs; runs in flight stop after their current page");
       forceExitAfter(SHUTDOWN_TIMEOUT_MS, logger);
@@ -68,31 +88,65 @@ export function register(program: Command): void {
 }
 
 export interface RunningWorker {
-  /** Where /healthz, /metrics and /admin/queues answer. */
+  /** Where the status page (/), /livez, /readyz, /metrics and /admin/queues answer. */
   url: string;
   service: WorkerService;
   close(): Promise<void>;
 }
 
-/** Everything `coldsync worker` runs, wired together; close() drains and releases every connection. */
-export async function startWorker(config: Config, options: { logger: Logger; tuning?: Partial<WorkerTuning> }): Promise<RunningWorker> {
-  const { logger } = options;
-  // One fail-fast connection serves the rate budget, the queues, the run leases and /healthz.
-  const redis = connectRedis(config.redis.url, "client", logger);
+export interface StartWorkerOptions {
+  logger: Logger;
+  tuning?: Partial<WorkerTuning>;
+  /** The watches the logger hands outage lines to; made here, without that hook, when not given. */
+  dependencies?: WorkerDependencies;
+  /** Aborts start-up, also while it waits for a dependency. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Everything `coldsync worker` runs, wired together; close() drains and
+ * releases every connection. The HTTP port opens first and answers the probes
+ * (alive, not ready) while the worker waits, with backoff, for PostgreSQL and
+ * then Redis: a worker started during an outage comes up by itself once they
+ * are back.
+ */
+export async function startWorker(config: Config, options: StartWorkerOptions): Promise<RunningWorker> {
+  const { logger, signal } = options;
+  const databaseUrl = config.warehouse.databaseUrl;
+  if (databaseUrl === undefined) throw new Error("the worker needs DATABASE_URL");
+  const dependencies = options.dependencies ?? watchDependencies({ redis: config.redis.url, postgres: databaseUrl }, logger);
+  let waitingFor = "PostgreSQL";
+  const listener = await HttpListener.open(config.http.host, config.http.port, () => waitingFor);
+  // One fail-fast connection serves the rate budget, the queues, the run leases and the readiness probe.
+  const redis = connectRedis(config.redis.url, "client", logger, dependencies.redis);
   // Whatever has opened so far, newest first: a start that fails half-way closes exactly that much.
-  const opened: (() => Promise<void>)[] = [() => closeRedis(redis)];
+  const closeListener = () => listener.close();
+  const opened: (() => Promise<void>)[] = [() => closeRedis(redis), closeListener];
   const closeOpened = async () => {
     for (const close of opened) await close();
   };
   try {
+    await dependencies.postgres.waitUntilUp(() => reachPostgres(databaseUrl), signal);
+    waitingFor = "Redis";
+    if (redis.status !== "ready") logger.info({ dependency: "Redis" }, "waiting for Redis before starting");
+    await whenReady(redis, signal);
+    waitingFor = "start-up";
+
     const metrics = createMetrics(logger);
+    // The status page shows the last upstream answer this process received.
+    const upstreamAnswers = trackUpstreamAnswers();
     const limiter = new RedisRequestLimiter(redis, {
       prefix: config.redis.prefix,
       account: config.account,
       requestsPerSecond: config.api.rateLimit,
       logger,
     });
-    const runtime = await openRuntime(config, { logger, limiter, hooks: metrics.clientHooks });
+    const runtime = await openRuntime(config, {
+      logger,
+      limiter,
+      hooks: combineHooks(metrics.clientHooks, upstreamAnswers.hooks),
+      onConnectionError: (error) => dependencies.postgres.failed(error),
+    });
     opened.unshift(() => runtime.close());
 
     const pending = await pendingMigrations(runtime.warehouse);
@@ -101,6 +155,9 @@ export async function startWorker(config: Config, options: { logger: Logger; tun
         `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
       );
     }
+    // Runs of a worker that was killed are closed now, not when a run of the same campaign next opens.
+    const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
+    if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");
 
     const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
     const service = await startWorkerService({
@@ -109,24 +166,38 @@ export async function startWorker(config: Config, options: { logger: Logger; tun
       db: runtime.warehouse.db,
       sync: {
         discover: (signal) => runDiscovery(context(signal)),
-        syncCampaign: (campaignUid, signal) => runCampaignSync(context(signal), campaignUid),
+        syncCampaign: (campaignUid, rhythm, signal) => runCampaignSync(context(signal), campaignUid, rhythm),
+        verify: async (signal) => (await verify(context(signal))).problems,
       },
       logger,
       metrics,
+      redisWatch: dependencies.redis,
       ...(options.tuning ? { tuning: options.tuning } : {}),
     });
     opened.unshift(() => service.close());
     const http = await startHttpServer({
       host: config.http.host,
       port: config.http.port,
+      listener,
       token: config.http.token,
       registry: metrics.registry,
       queues: service.queues.all(),
       health: { redis, db: runtime.warehouse.db },
       logger,
+      statusPage: {
+        mode: "worker",
+        account: config.account,
+        db: runtime.warehouse.db,
+        cadence: config.worker,
+        rateLimitPerSecond: config.api.rateLimit,
+        upstream: upstreamAnswers,
+        fleet: { redis, queues: service.queues.all(), prefix: config.redis.prefix, account: config.account },
+      },
     });
+    // The HTTP server closes first, and the listener with it.
+    opened.splice(opened.indexOf(closeListener), 1);
     opened.unshift(() => http.close());
-    logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving /healthz, /metrics and /admin/queues");
+    logger.info({ url: http.url, auth: config.http.token !== undefined }, "serving the status page (/), /livez, /readyz, /metrics and /admin/queues");
     return { url: http.url, service, close: closeOpened };
   } catch (error) {
     await closeOpened();

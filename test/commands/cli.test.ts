@@ -70,7 +70,7 @@ describe("coldsync commands", () => {
 
     const verify = await coldsync(["verify"], env);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/all \d+ checks match/);
+    expect(verify.stdout).toMatch(/all \d+ checks are ok/);
 
     const status = await coldsync(["status"], env);
     expect(status.code).toBe(0);
@@ -79,7 +79,7 @@ describe("coldsync commands", () => {
     emulator.advance(2 * 24 * 3600);
     const stale = await coldsync(["verify"], env);
     expect(stale.code).toBe(1);
-    expect(stale.stdout).toMatch(/MISMATCH/);
+    expect(stale.stdout).toMatch(/│ missing │/);
 
     for (const outcome of [migrate, sync, verify, status, stale]) {
       expect(outcome.stdout).not.toContain(KEY);

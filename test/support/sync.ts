@@ -19,6 +19,18 @@ export const TEST_KEY = "sync-test-key";
 
 export async function openSyncFixture(databaseUrl: string, schema: string, emulatorOptions: EmulatorOptionsInput = {}): Promise<SyncFixture> {
   const emulator = await startEmulator({ seed: 5, scale: "small", apiKeys: [TEST_KEY], slowMs: 30, ...emulatorOptions });
+  const attached = await attachWarehouse(emulator, databaseUrl, schema);
+  return {
+    ...attached,
+    close: async () => {
+      await attached.close();
+      await emulator.close();
+    },
+  };
+}
+
+/** A migrated warehouse schema and a fast client on an emulator that is already running; close() leaves the emulator running. */
+export async function attachWarehouse(emulator: RunningEmulator, databaseUrl: string, schema: string): Promise<SyncFixture> {
   const warehouse = await openWarehouse({ databaseUrl, dataDir: ".coldsync", schema });
   await migrateToLatest(warehouse);
   const client = new UpstreamClient({
@@ -36,11 +48,10 @@ export async function openSyncFixture(databaseUrl: string, schema: string, emula
     emulator,
     warehouse,
     client,
-    context: (overrides = {}) => ({ client, db: warehouse.db, account: "acme", logger, trigger: "cli", ...overrides }),
+    context: (overrides = {}) => ({ client, db: warehouse.db, account: "acme", logger, trigger: "cli", locks: warehouse.locks, ...overrides }),
     close: async () => {
       await client.close();
       await warehouse.destroy();
-      await emulator.close();
     },
   };
 }

@@ -7,9 +7,15 @@ import type { Database } from "../../src/warehouse/database.ts";
  * test can compare the two entity by entity.
  */
 
-const iso = (column: string) => sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
+ * An event time as the ground truth writes it (eventIso): milliseconds, or six fraction digits when the
+ * time carries microseconds (the sub-millisecond fault), so such events are compared to the microsecond.
+ */
+const iso = (column: string) =>
+  sql`regexp_replace(to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '([.][0-9]{3})000Z$', '\\1Z')`;
 
-const KEY_SQL: Record<TruthEntity, ReturnType<typeof sql>> = {
+/** Per entity, the SQL of a live row's key in the ground truth's format (columns unqualified). */
+export const KEY_SQL: Record<TruthEntity, ReturnType<typeof sql>> = {
   workspaces: sql`id::text`,
   domains: sql`id::text`,
   contact_lists: sql`uid`,
