@@ -1,4 +1,5 @@
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
+import { closeHandler } from "ioredis/built/redis/event_handler.js";
 import { backoffDelay, type DependencyWatch } from "../dependencies.ts";
 import type { Logger } from "../logger.ts";
 
@@ -16,8 +17,30 @@ import type { Logger } from "../logger.ts";
  */
 export type RedisRole = "worker" | "client";
 
+/**
+ * Between two reconnect attempts ioredis holds a connection with no socket, and
+ * disconnect() then only clears the retry timer: the connection never ends, its
+ * queued commands stay pending and no 'end' is emitted. BullMQ's Worker.close()
+ * waits for that 'end' on its blocking connection (taskforcesh/bullmq#4656), so
+ * a worker shut down during or just after a Redis outage would never close.
+ * Such a connection is ended here the way ioredis ends one that drops while
+ * being closed (as redis/ioredis#2169 proposes). duplicate() keeps the class,
+ * so the connections BullMQ derives from the worker's end the same way.
+ */
+export class EndingRedis extends Redis {
+  override disconnect(reconnect = false): void {
+    const parked = !reconnect && this.status === "reconnecting";
+    super.disconnect(reconnect);
+    if (parked) closeHandler(this)();
+  }
+
+  override duplicate(override?: Partial<RedisOptions>): Redis {
+    return new EndingRedis({ ...this.options, ...override });
+  }
+}
+
 export function connectRedis(url: string, role: RedisRole, logger?: Logger, watch?: DependencyWatch): Redis {
-  const redis = new Redis(url, {
+  const redis = new EndingRedis(url, {
     connectionName: `coldsync-${role}`,
     maxRetriesPerRequest: role === "worker" ? null : 3,
     retryStrategy: (attempt) => {
@@ -35,6 +58,8 @@ export function connectRedis(url: string, role: RedisRole, logger?: Logger, watc
 /** Closes a connection, falling back to a hard disconnect when Redis is unreachable. */
 export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === "end") return;
+  // QUIT would wait in the offline queue for a reconnection.
+  if (redis.status !== "ready") return redis.disconnect();
   try {
     await redis.quit();
   } catch {
