@@ -9,6 +9,7 @@ import type { Database } from "../src/warehouse/database.ts";
 import { openWarehouse, type Warehouse } from "../src/warehouse/connect.ts";
 import { migrateToLatest } from "../src/warehouse/migrate.ts";
 import type { RowInput } from "../src/warehouse/tables.ts";
+import { createScratchDatabase } from "../src/warehouse/scratch-database.ts";
 import { upsert } from "../src/warehouse/upsert.ts";
 import { printResults, type Target } from "./report.ts";
 
@@ -71,22 +72,6 @@ function leadRows(): RowInput<"leads">[] {
 
 const leadUid = (index: number) => `ld_${index.toString(36).padStart(8, "0")}${((index * 7919) % 65_536).toString(16).padStart(4, "0")}`;
 const campaignUid = (index: number) => `cmp_${(index % 40).toString().padStart(4, "0")}`;
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Seconds taken by `work`. */
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -206,8 +191,8 @@ export async function runUpsertBench(): Promise<Target[]> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl === undefined || serverUrl === "") throw new Error("bench/upserts needs DATABASE_URL (a PostgreSQL server it may create a scratch database on)");
   const database = `coldsync_bench_upserts_${randomBytes(4).toString("hex")}`;
-  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${database}`));
-  const url = withDatabase(serverUrl, database);
+  const scratch = await createScratchDatabase(serverUrl, database);
+  const url = scratch.url;
   try {
     const warehouse = await openWarehouse({ databaseUrl: url, dataDir: ".coldsync", schema: SCHEMA });
     const copyClient = new pg.Client({ connectionString: url, options: `-c search_path=${SCHEMA}` });
@@ -231,7 +216,7 @@ export async function runUpsertBench(): Promise<Target[]> {
       await warehouse.destroy();
     }
   } finally {
-    await onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+    await scratch.drop();
   }
 }
 

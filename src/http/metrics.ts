@@ -126,90 +126,86 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     },
   });
 
-  new Gauge({
-    name: METRIC_NAMES.checkpointLag,
-    help: "Seconds since the stalest stream of each campaign that runs every cycle last finished a complete scan.",
-    labelNames: ["campaign_uid"],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      if (!checkpoints) return;
-      try {
-        const lags = await campaignLag(checkpoints.db, checkpoints.account);
-        for (const [campaign_uid, lag] of lags) if (lag.lagSeconds !== null) this.set({ campaign_uid }, lag.lagSeconds);
-      } catch (error) {
-        logger?.warn({ err: error }, "could not read checkpoint lag for /metrics");
-      }
-    },
-  });
-
-  new Gauge({
-    name: METRIC_NAMES.achievedCadence,
-    help: "Seconds between a campaign rhythm's last two complete cycles (leads: detail, walk, sequences; events: replies, clicks, opens).",
-    labelNames: ["campaign_uid", "rhythm"],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      if (!checkpoints) return;
-      try {
-        for (const row of await achievedCadences(checkpoints.db, checkpoints.account)) this.set({ campaign_uid: row.campaign_uid, rhythm: row.rhythm }, row.seconds);
-      } catch (error) {
-        logger?.warn({ err: error }, "could not read achieved cadences for /metrics");
-      }
-    },
-  });
-
-  new Gauge({
-    name: METRIC_NAMES.eventLag,
-    help: "Seconds from an event's own time to the warehouse holding it, over events of the last 24 hours, by stream and quantile.",
-    labelNames: ["stream", "quantile"],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      if (!checkpoints) return;
-      try {
-        for (const row of await eventLag(checkpoints.db)) {
-          if (row.p50 !== null) this.set({ stream: row.stream, quantile: "0.5" }, row.p50);
-          if (row.p95 !== null) this.set({ stream: row.stream, quantile: "0.95" }, row.p95);
+  /** A gauge read from the warehouse on each scrape; a failed read leaves it empty and says what it could not read. */
+  const warehouseGauge = <Label extends string>(
+    options: { name: string; help: string; labelNames?: readonly Label[]; what: string },
+    read: (gauge: Gauge<Label>, source: CheckpointSource) => Promise<void>,
+  ) =>
+    new Gauge<Label>({
+      name: options.name,
+      help: options.help,
+      labelNames: options.labelNames ?? [],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        if (!checkpoints) return;
+        try {
+          await read(this, checkpoints);
+        } catch (error) {
+          logger?.warn({ err: error }, `could not read ${options.what} for /metrics`);
         }
-      } catch (error) {
-        logger?.warn({ err: error }, "could not read event lag for /metrics");
-      }
-    },
-  });
+      },
+    });
 
-  new Gauge({
-    name: METRIC_NAMES.verifyProblems,
-    help: "Checks of the last verification that were not ok, by stream and check (missing, extra, rejected), read from the warehouse on scrape.",
-    labelNames: ["stream", "check"],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      if (!checkpoints) return;
-      try {
-        const last = await lastVerification(checkpoints.db, checkpoints.account);
-        for (const line of last?.problems ?? []) this.inc({ stream: line.stream, check: line.status });
-      } catch (error) {
-        logger?.warn({ err: error }, "could not read the last verification for /metrics");
-      }
+  warehouseGauge(
+    {
+      name: METRIC_NAMES.checkpointLag,
+      help: "Seconds since the stalest stream of each campaign that runs every cycle last finished a complete scan.",
+      labelNames: ["campaign_uid"],
+      what: "checkpoint lag",
     },
-  });
+    async (gauge, { db, account }) => {
+      for (const [campaign_uid, lag] of await campaignLag(db, account)) if (lag.lagSeconds !== null) gauge.set({ campaign_uid }, lag.lagSeconds);
+    },
+  );
 
-  new Gauge({
-    name: METRIC_NAMES.verifyFinished,
-    help: "When the last verification finished (Unix seconds); absent when none ran.",
-    registers: [registry],
-    async collect() {
-      this.reset();
-      if (!checkpoints) return;
-      try {
-        const last = await lastVerification(checkpoints.db, checkpoints.account);
-        if (last) this.set(last.finishedAt.getTime() / 1000);
-      } catch (error) {
-        logger?.warn({ err: error }, "could not read the last verification for /metrics");
+  warehouseGauge(
+    {
+      name: METRIC_NAMES.achievedCadence,
+      help: "Seconds between a campaign rhythm's last two complete cycles (leads: detail, walk, sequences; events: replies, clicks, opens).",
+      labelNames: ["campaign_uid", "rhythm"],
+      what: "achieved cadences",
+    },
+    async (gauge, { db, account }) => {
+      for (const row of await achievedCadences(db, account)) gauge.set({ campaign_uid: row.campaign_uid, rhythm: row.rhythm }, row.seconds);
+    },
+  );
+
+  warehouseGauge(
+    {
+      name: METRIC_NAMES.eventLag,
+      help: "Seconds from an event's own time to the warehouse holding it, over events of the last 24 hours, by stream and quantile.",
+      labelNames: ["stream", "quantile"],
+      what: "event lag",
+    },
+    async (gauge, { db }) => {
+      for (const row of await eventLag(db)) {
+        if (row.p50 !== null) gauge.set({ stream: row.stream, quantile: "0.5" }, row.p50);
+        if (row.p95 !== null) gauge.set({ stream: row.stream, quantile: "0.95" }, row.p95);
       }
     },
-  });
+  );
+
+  warehouseGauge(
+    {
+      name: METRIC_NAMES.verifyProblems,
+      help: "Checks of the last verification that were not ok, by stream and check (missing, extra, rejected), read from the warehouse on scrape.",
+      labelNames: ["stream", "check"],
+      what: "the last verification",
+    },
+    async (gauge, { db, account }) => {
+      const last = await lastVerification(db, account);
+      for (const line of last?.problems ?? []) gauge.inc({ stream: line.stream, check: line.status });
+    },
+  );
+
+  warehouseGauge(
+    { name: METRIC_NAMES.verifyFinished, help: "When the last verification finished (Unix seconds); absent when none ran.", what: "the last verification" },
+    async (gauge, { db, account }) => {
+      const last = await lastVerification(db, account);
+      if (last) gauge.set(last.finishedAt.getTime() / 1000);
+    },
+  );
 
   return {
     registry,

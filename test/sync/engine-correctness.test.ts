@@ -1,17 +1,13 @@
 import { sql } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
+import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
-import type { SyncContext } from "../../src/sync/context.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { CampaignBusyError, runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
-import { migrateToLatest } from "../../src/warehouse/migrate.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstream, type ScriptedUpstream } from "../support/scripted-upstream.ts";
+import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
+import { buildLead } from "../support/scripted-upstream.ts";
 
 /**
  * The engine against an upstream scripted request by request (issue 16): each
@@ -21,44 +17,11 @@ import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstr
 
 const databaseUrl = useTestDatabase("engine");
 const CAMPAIGN = "cmp_scripted";
-let schemas = 0;
+const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
+type Harness = ScriptedCampaign;
 
-interface Harness {
-  upstream: ScriptedUpstream;
-  warehouse: Warehouse;
-  client: UpstreamClient;
-  context(overrides?: Partial<SyncContext>): SyncContext;
-}
-
-const open: Harness[] = [];
-afterEach(async () => {
-  for (const harness of open.splice(0)) {
-    await harness.client.close();
-    await harness.warehouse.destroy();
-    await harness.upstream.close();
-  }
-});
-
-/** A running campaign with `count` leads L1..Ln, one schedule each (ids 1001..), all sending sequence 1. */
-async function harness(count: number, status: "running" | "complete" = "running"): Promise<Harness> {
-  const state = emptyState();
-  state.campaigns.push(buildCampaign(CAMPAIGN, status));
-  state.sequences.set(1, buildSequence(1));
-  state.leads.set(CAMPAIGN, Array.from({ length: count }, (_, index) => buildLead(`L${index + 1}`, 1001 + index)));
-  const upstream = await startScriptedUpstream(state);
-  schemas += 1;
-  const warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: `engine_${schemas}` });
-  await migrateToLatest(warehouse);
-  const client = new UpstreamClient({ baseUrl: upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000 });
-  const created: Harness = {
-    upstream,
-    warehouse,
-    client,
-    context: (overrides = {}) => ({ client, db: warehouse.db, account: "acme", logger: createLogger({ level: "silent" }), trigger: "cli", ...overrides }),
-  };
-  open.push(created);
-  return created;
-}
+/** A running (or complete) campaign with `count` leads L1..Ln, one schedule each (ids 1001..), all sending sequence 1. */
+const harness = (count: number, status: "running" | "complete" = "running") => scripted({ status, leads: count });
 
 async function liveLeads(h: Harness): Promise<string[]> {
   const rows = await h.warehouse.db.selectFrom("leads").select("uid").where("campaign_uid", "=", CAMPAIGN).where("_deleted_at", "is", null).execute();

@@ -1,14 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
+import { describe, expect, it } from "vitest";
 import { REFRESH_LIMIT } from "../../src/sync/campaign-sync.ts";
-import type { SyncContext } from "../../src/sync/context.ts";
 import { runCampaignSync } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead, Reply } from "../../src/upstream/resources.ts";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
-import { migrateToLatest } from "../../src/warehouse/migrate.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstream, type ScriptedUpstream } from "../support/scripted-upstream.ts";
+import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
 
 /**
  * A campaign's two rhythms (issue 12): events read from their tails every
@@ -19,50 +14,13 @@ import { buildCampaign, buildLead, buildSequence, emptyState, startScriptedUpstr
 const databaseUrl = useTestDatabase("rhythms");
 const CAMPAIGN = "cmp_rhythms";
 const EVENT_PATHS = ["/api/v1/replies/", "/api/v1/campaign/link-click-events/", "/api/v1/campaign/email-open-events/"];
-let schemas = 0;
+const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
+type Harness = ScriptedCampaign;
 
-interface Harness {
-  upstream: ScriptedUpstream;
-  warehouse: Warehouse;
-  client: UpstreamClient;
-  context(): SyncContext;
-  /** Paths requested since the last call. */
-  requested(): string[];
-}
-
-const open: Harness[] = [];
-afterEach(async () => {
-  for (const harness of open.splice(0)) {
-    await harness.client.close();
-    await harness.warehouse.destroy();
-    await harness.upstream.close();
-  }
-});
-
+/** The campaign with `leads` leads, each sent once when it is running; synced as the worker does. */
 async function harness(status: "created" | "running", leads = 5): Promise<Harness> {
-  const state = emptyState();
-  state.campaigns.push(buildCampaign(CAMPAIGN, status));
-  state.sequences.set(1, buildSequence(1));
-  state.leads.set(CAMPAIGN, Array.from({ length: leads }, (_, index) => buildLead(`L${index + 1}`, 1001 + index, 1, status === "running" ? "2026-05-01T10:00:00.000Z" : null)));
-  const upstream = await startScriptedUpstream(state);
-  schemas += 1;
-  const warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: `rhythms_${schemas}` });
-  await migrateToLatest(warehouse);
-  const client = new UpstreamClient({ baseUrl: upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5 });
-  let seen = 0;
-  const created: Harness = {
-    upstream,
-    warehouse,
-    client,
-    context: () => ({ client, db: warehouse.db, account: "acme", logger: createLogger({ level: "silent" }), trigger: "worker", locks: warehouse.locks }),
-    requested: () => {
-      const paths = upstream.requests.slice(seen).map((request) => request.split("?")[0] as string);
-      seen = upstream.requests.length;
-      return paths;
-    },
-  };
-  open.push(created);
-  return created;
+  const made = await scripted({ status, leads, sentOn: status === "running" ? "2026-05-01T10:00:00.000Z" : null });
+  return { ...made, context: (overrides = {}) => made.context({ trigger: "worker", locks: made.warehouse.locks, ...overrides }) };
 }
 
 /** A reply to lead `index`'s first schedule, in the schedule and in the reply listing, as the upstream shows it once it arrives. */
