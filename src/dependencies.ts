@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
 import type { Logger } from "./logger.ts";
 import { reachPostgres } from "./warehouse/connect.ts";
 
@@ -208,10 +209,33 @@ export interface WorkerDependencies {
   postgres: DependencyWatch;
 }
 
-/** The worker's two watches; PostgreSQL's probes on a connection of its own until the server answers again. */
+/** One connection, one PING, no retries: whether Redis answers right now. */
+export async function reachRedis(url: string, timeoutMs = 5_000): Promise<void> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectionName: "coldsync-probe",
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  redis.on("error", () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * The worker's two watches, each probing on a connection of its own until its
+ * server answers again: an outage first noticed by a connection that is not
+ * the watch's own (one of BullMQ's) still ends, logged, once it is over.
+ */
 export function watchDependencies(urls: { redis: string; postgres: string }, logger: Logger): WorkerDependencies {
   return {
-    redis: new DependencyWatch("Redis", logger, { owns: errorsOf(urls.redis, 6379, REDIS_ERRORS) }),
+    redis: new DependencyWatch("Redis", logger, { owns: errorsOf(urls.redis, 6379, REDIS_ERRORS), probe: () => reachRedis(urls.redis) }),
     postgres: new DependencyWatch("PostgreSQL", logger, {
       owns: errorsOf(urls.postgres, 5432, POSTGRES_ERRORS),
       probe: () => reachPostgres(urls.postgres),

@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import type { WorkerMetrics } from "../http/metrics.ts";
 import type { Logger } from "../logger.ts";
 import type { Database } from "../warehouse/database.ts";
-import type { DependencyWatch } from "../dependencies.ts";
+import { isConnectionError, type DependencyWatch } from "../dependencies.ts";
 import { closeRedis, connectRedis } from "./connection.ts";
 import { campaignEventsProcessor, campaignSyncProcessor } from "./campaign-jobs.ts";
 import { discoveryProcessor } from "./discovery-job.ts";
@@ -153,7 +153,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
         { ...workerOptions, concurrency: 1 },
       ),
     );
-    for (const worker of workers) observe(worker, logger, metrics);
+    for (const worker of workers) observe(worker, logger, metrics, options.redisWatch);
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   } catch (error) {
     // A start that fails half-way must not leave workers or the blocking connection behind.
@@ -166,7 +166,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   return { queues, close };
 }
 
-function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefined): void {
+function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefined, redisWatch: DependencyWatch | undefined): void {
   const elapsedMs = (job: Job): number => Date.now() - (job.processedOn ?? Date.now());
   worker.on("completed", (job) => {
     metrics?.observeJob(worker.name, "completed", elapsedMs(job));
@@ -177,11 +177,19 @@ function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefi
     logger.warn({ queue: worker.name, jobId: job?.id, data: job?.data, attemptsMade: job?.attemptsMade, reason: error.message }, "job failed");
   });
   worker.on("stalled", (jobId) => logger.warn({ queue: worker.name, jobId }, "job stalled; it goes back to the queue"));
-  worker.on("error", (error) => {
-    // A job Redis lost (a restart without its data) or another worker took up after a stall: the schedulers
-    // and the next discovery bring its campaign back, and the campaign's warehouse lock keeps it from running
-    // twice at once, so this is worth a warning, not an alarm.
-    if (LOST_JOB.test(error.message)) logger.warn({ queue: worker.name, reason: error.message }, "lost hold of a job in Redis; it is done again by whoever takes it up");
-    else logger.error({ queue: worker.name, err: error }, "worker error");
-  });
+  worker.on("error", (error) => reportWorkerError(error, { queue: worker.name, logger, redisWatch }));
+}
+
+/**
+ * A BullMQ Worker's 'error': its own Redis connections failing (reported by
+ * the Redis watch, once per outage, whichever connection notices first), a job
+ * it lost hold of, or something else, which is an alarm.
+ */
+export function reportWorkerError(error: Error, { queue, logger, redisWatch }: { queue: string; logger: Logger; redisWatch: DependencyWatch | undefined }): void {
+  if (redisWatch && isConnectionError(error)) return redisWatch.failed(error);
+  // A job Redis lost (a restart without its data) or another worker took up after a stall: the schedulers
+  // and the next discovery bring its campaign back, and the campaign's warehouse lock keeps it from running
+  // twice at once, so this is worth a warning, not an alarm.
+  if (LOST_JOB.test(error.message)) logger.warn({ queue, reason: error.message }, "lost hold of a job in Redis; it is done again by whoever takes it up");
+  else logger.error({ queue, err: error }, "worker error");
 }
