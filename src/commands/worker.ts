@@ -122,9 +122,12 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
   // Whatever has opened so far, newest first: a start that fails half-way closes exactly that much.
   const closeListener = () => listener.close();
   const opened: (() => Promise<void>)[] = [() => closeRedis(redis), closeListener];
-  const closeOpened = async () => {
-    for (const close of opened) await close();
-  };
+  // Once: a second call (a signal during the drain, a caller's clean-up) waits for the first.
+  let closing: Promise<void> | undefined;
+  const closeOpened = () =>
+    (closing ??= (async () => {
+      for (const close of opened) await close();
+    })());
   try {
     await dependencies.postgres.waitUntilUp(() => reachPostgres(databaseUrl), signal);
     waitingFor = "Redis";
