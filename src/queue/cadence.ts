@@ -19,7 +19,8 @@ import type { Database } from "../warehouse/database.ts";
  *   started. It is judged by the stalest of its three streams.
  */
 
-export type Cadence = Pick<Config["worker"], "activeEveryMs" | "idleEveryMs" | "terminalEveryMs" | "eventsEveryMs">;
+/** The rhythms' periods, and how often each is checked: the leads rhythm at each discovery, the events rhythm at each events tick. */
+export type Cadence = Pick<Config["worker"], "activeEveryMs" | "idleEveryMs" | "terminalEveryMs" | "eventsEveryMs" | "discoverEveryMs">;
 
 export interface DiscoveredCampaign {
   uid: string;
@@ -42,11 +43,18 @@ export function eventsCadenceOf(campaign: { status: string | null; started_runni
   return isTerminal(campaign.status) ? cadence.terminalEveryMs : cadence.eventsEveryMs;
 }
 
-/** Whether `everyMs` has passed since `lastAt` (never synced: due), or the campaign finished since. */
-export function isDue(lastAt: Date | undefined, everyMs: number, now: Date, finishedAt?: Date): boolean {
+/**
+ * Whether a rhythm of period `everyMs`, checked every `checkEveryMs`, is due:
+ * at the check nearest to `lastAt + everyMs`; at once when it never completed,
+ * or the campaign finished since. A scan completes some time after the check
+ * that queued it, so "a whole period has passed" would still be false at the
+ * next check, and a rhythm would run every other check.
+ */
+export function isDue(lastAt: Date | undefined, everyMs: number, now: Date, options: { checkEveryMs?: number; finishedAt?: Date | undefined } = {}): boolean {
   if (lastAt === undefined) return true;
-  if (finishedAt !== undefined && lastAt < finishedAt) return true;
-  return now.getTime() - lastAt.getTime() >= everyMs;
+  if (options.finishedAt !== undefined && lastAt < options.finishedAt) return true;
+  const slackMs = Math.min(options.checkEveryMs ?? 0, everyMs) / 2;
+  return now.getTime() - lastAt.getTime() >= everyMs - slackMs;
 }
 
 /** Per campaign of the account, the oldest last complete scan of `streams` (undefined when one never completed). */
@@ -84,7 +92,7 @@ export async function dueForLeads(
   const since = new Map(statuses.map((row) => [`${row.campaign_uid}|${row.status}`, new Date(row.since)]));
   return campaigns.filter((campaign) => {
     const finishedAt = isTerminal(campaign.status) ? since.get(`${campaign.uid}|${campaign.status}`) : undefined;
-    return isDue(lastDetail.get(campaign.uid), leadsCadenceOf(campaign.status, cadence), now, finishedAt);
+    return isDue(lastDetail.get(campaign.uid), leadsCadenceOf(campaign.status, cadence), now, { checkEveryMs: cadence.discoverEveryMs, finishedAt });
   });
 }
 
@@ -97,6 +105,6 @@ export async function dueForEvents(db: Kysely<Database>, account: string, cadenc
   ]);
   return campaigns.flatMap((campaign) => {
     const everyMs = eventsCadenceOf(campaign, cadence);
-    return everyMs !== undefined && isDue(lastEvents.get(campaign.uid), everyMs, now) ? [campaign.uid] : [];
+    return everyMs !== undefined && isDue(lastEvents.get(campaign.uid), everyMs, now, { checkEveryMs: cadence.eventsEveryMs }) ? [campaign.uid] : [];
   });
 }

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { CadenceSettings } from "../../src/http/status-page/lag.ts";
+import type { Cadence } from "../../src/queue/cadence.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { recordRejected } from "../../src/warehouse/rejected.ts";
 import { upsert } from "../../src/warehouse/upsert.ts";
@@ -15,7 +15,7 @@ import { campaignListingRow, contactRow, leadRow, listedReplyRow, scheduleRow } 
 export const ACCOUNT = "acme";
 export const NOW = new Date("2026-06-01T12:00:00.000Z");
 /** Events run with the leads here (COLDSYNC_EVENTS_EVERY=off): every stream follows the status's cadence. */
-export const CADENCE: CadenceSettings = {
+export const CADENCE: Cadence = {
   activeEveryMs: 15 * 60_000,
   idleEveryMs: 3_600_000,
   terminalEveryMs: 86_400_000,

@@ -7,7 +7,7 @@ import { useTestDatabase } from "../support/database.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 const MINUTE = 60_000;
-const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE, eventsEveryMs: MINUTE };
+const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE, eventsEveryMs: MINUTE, discoverEveryMs: 5 * MINUTE };
 
 describe("the request budget", () => {
   it("counts lead pages as a walk makes them: anchored pages of 99 new leads after the first", () => {

@@ -6,7 +6,7 @@ import { useTestDatabase } from "../support/database.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 const MINUTE = 60_000;
-const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE, eventsEveryMs: MINUTE };
+const cadence: Cadence = { activeEveryMs: 15 * MINUTE, idleEveryMs: 60 * MINUTE, terminalEveryMs: 24 * 60 * MINUTE, eventsEveryMs: MINUTE, discoverEveryMs: 5 * MINUTE };
 const now = new Date("2026-03-01T12:00:00Z");
 const ago = (minutes: number) => new Date(now.getTime() - minutes * MINUTE);
 
@@ -34,8 +34,19 @@ describe("cadences", () => {
     expect(isDue(ago(14), 15 * MINUTE, now)).toBe(false);
     expect(isDue(ago(15), 15 * MINUTE, now)).toBe(true);
     expect(isDue(undefined, 15 * MINUTE, now)).toBe(true);
-    expect(isDue(ago(2), 24 * 60 * MINUTE, now, ago(1))).toBe(true);
-    expect(isDue(ago(2), 24 * 60 * MINUTE, now, ago(3))).toBe(false);
+    expect(isDue(ago(2), 24 * 60 * MINUTE, now, { finishedAt: ago(1) })).toBe(true);
+    expect(isDue(ago(2), 24 * 60 * MINUTE, now, { finishedAt: ago(3) })).toBe(false);
+  });
+
+  it("make a rhythm due at the check nearest to its period, not at the first check after a whole period", () => {
+    // Events every minute, checked every minute: the scan the last tick queued ended 8 s after it.
+    expect(isDue(new Date(now.getTime() - 52_000), MINUTE, now, { checkEveryMs: MINUTE })).toBe(true);
+    expect(isDue(new Date(now.getTime() - 25_000), MINUTE, now, { checkEveryMs: MINUTE })).toBe(false);
+    // Leads every 15 minutes, checked at each discovery (every 5): due at 13, not at 12.
+    expect(isDue(ago(13), 15 * MINUTE, now, { checkEveryMs: 5 * MINUTE })).toBe(true);
+    expect(isDue(ago(12), 15 * MINUTE, now, { checkEveryMs: 5 * MINUTE })).toBe(false);
+    // A check more often than the period moves it by at most half the period.
+    expect(isDue(ago(4), 10 * MINUTE, now, { checkEveryMs: 60 * MINUTE })).toBe(false);
   });
 });
 
@@ -61,8 +72,8 @@ describe("dueForLeads and dueForEvents", () => {
         checkpoint("other-account", "campaign_detail", ago(1), "someone-else"),
         checkpoint("just-finished", "campaign_detail", ago(10)),
         checkpoint("long-finished", "campaign_detail", ago(60)),
-        ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("fresh", stream, ago(0.5))),
-        ...["replies", "link_clicks"].map((stream) => checkpoint("stale", stream, ago(0.5))),
+        ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("fresh", stream, ago(0.25))),
+        ...["replies", "link_clicks"].map((stream) => checkpoint("stale", stream, ago(0.25))),
         checkpoint("stale", "email_opens", ago(3)),
         ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("long-finished", stream, ago(60))),
       ])

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from "kysely";
 import { campaignStatus } from "../../sync/status.ts";
 import type { Database } from "../../warehouse/database.ts";
-import { freshnessOf, streamCadenceMs, type CadenceSettings, type Freshness } from "./lag.ts";
+import type { Cadence } from "../../queue/cadence.ts";
+import { freshnessOf, streamCadenceMs, type Freshness } from "./lag.ts";
 
 /**
  * The campaigns panel's rows: what `coldsync status` shows (status, rows,
@@ -126,7 +127,7 @@ export interface WarehouseHealth {
   account: AccountHealth;
 }
 
-export async function warehouseHealth(db: Kysely<Database>, account: string, cadence: CadenceSettings, now = new Date()): Promise<WarehouseHealth> {
+export async function warehouseHealth(db: Kysely<Database>, account: string, cadence: Cadence, now = new Date()): Promise<WarehouseHealth> {
   const [campaigns, accountStreams, errors, rejected, issues] = await Promise.all([
     campaignStatus(db, account, now),
     db

@@ -1,4 +1,3 @@
-import type { Config } from "../../config.ts";
 import { EVENT_STREAMS, leadsCadenceOf, type Cadence } from "../../queue/cadence.ts";
 import { isTerminal } from "../../sync/campaign-sync.ts";
 import { countsTowardLag } from "../../sync/status.ts";
@@ -16,21 +15,19 @@ import { countsTowardLag } from "../../sync/status.ts";
  * designed.
  */
 
-export type CadenceSettings = Cadence & Pick<Config["worker"], "discoverEveryMs">;
-
 /** Queue wait and run time a healthy fleet may add on top of the schedule. */
 const SLACK_MS = 5 * 60_000;
 
 const isEventStream = (stream: string) => (EVENT_STREAMS as readonly string[]).includes(stream);
 
 /** How often the worker reads `stream` of a campaign in this status. */
-export function streamCadenceMs(stream: string, status: string | null, cadence: CadenceSettings): number {
+export function streamCadenceMs(stream: string, status: string | null, cadence: Cadence): number {
   if (isEventStream(stream) && cadence.eventsEveryMs !== undefined) return isTerminal(status) ? cadence.terminalEveryMs : cadence.eventsEveryMs;
   return leadsCadenceOf(status, cadence);
 }
 
 /** How old `stream`'s last complete scan may get before it counts as behind. */
-export function behindAfterMs(stream: string, status: string | null, cadence: CadenceSettings): number {
+export function behindAfterMs(stream: string, status: string | null, cadence: Cadence): number {
   const noticedWithin = isEventStream(stream) && cadence.eventsEveryMs !== undefined ? cadence.eventsEveryMs : cadence.discoverEveryMs;
   return streamCadenceMs(stream, status, cadence) + noticedWithin + SLACK_MS;
 }
@@ -44,7 +41,7 @@ export interface CampaignFreshness {
 }
 
 /** A campaign's freshness from its streams' last complete scans (those campaignLag() counts). */
-export function freshnessOf(status: string | null, streams: Record<string, Date | null>, cadence: CadenceSettings, now: Date): CampaignFreshness {
+export function freshnessOf(status: string | null, streams: Record<string, Date | null>, cadence: Cadence, now: Date): CampaignFreshness {
   const counted = Object.entries(streams).filter(([stream]) => countsTowardLag(stream, status));
   if (counted.length === 0 || counted.some(([, at]) => at === null)) return { freshness: "never", behind: [] };
   const behind = counted.filter(([stream, at]) => now.getTime() - (at as Date).getTime() > behindAfterMs(stream, status, cadence)).map(([stream]) => stream);

@@ -6,7 +6,7 @@ import { probe } from "../health.ts";
 import { warehouseHealth, type WarehouseHealth } from "./campaign-health.ts";
 import { engagement, type Engagement } from "./engagement.ts";
 import { fleetStatus, type FleetSources, type FleetStatus } from "./fleet.ts";
-import type { CadenceSettings } from "./lag.ts";
+import type { Cadence } from "../../queue/cadence.ts";
 import type { LastUpstreamAnswer } from "./last-answer.ts";
 import { PeriodicRead, type Section } from "./periodic-read.ts";
 import { recentRuns, requestsPerMinute, type MinuteOfRequests, type RunBar } from "./runs.ts";
@@ -21,7 +21,7 @@ import { recentRuns, requestsPerMinute, type MinuteOfRequests, type RunBar } fro
 export interface StatusSources {
   account: string;
   db: Kysely<Database>;
-  cadence: CadenceSettings;
+  cadence: Cadence;
   /** COLDSYNC_RATE_LIMIT: the account's requests per second. */
   rateLimitPerSecond: number;
   upstream: { last(): LastUpstreamAnswer };
@@ -52,7 +52,7 @@ export interface StatusSnapshot {
   generatedAt: Date;
   account: string;
   shape: SnapshotShape;
-  cadence: CadenceSettings;
+  cadence: Cadence;
   dependencies: {
     warehouse: string;
     /** null: this process has no Redis (demo). */
