@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import pg from "pg";
 import type { SeedScale } from "../../src/emulator/options.ts";
 import { Random } from "../../src/emulator/random.ts";
 import { startEmulator } from "../../src/emulator/server.ts";
 import { openWarehouse } from "../../src/warehouse/connect.ts";
 import { migrateToLatest } from "../../src/warehouse/migrate.ts";
+import { createScratchDatabase, withAdmin } from "../scratch-database.ts";
 import { keyDifferences, runsLeftRunning, stuckJobs, valueDifferences, type Difference } from "./check.ts";
 import { WorkerFleet } from "./fleet.ts";
 import { OwnRedis } from "./redis-server.ts";
@@ -77,22 +77,6 @@ function faultPlan(options: ChaosOptions, random: Random): Fault[] {
   return plan;
 }
 
-async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function databaseUrlFor(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const random = new Random(options.seed);
@@ -101,8 +85,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const count = (fault: string) => (faults[fault] = (faults[fault] ?? 0) + 1);
 
   const emulator = await startEmulator({ seed: options.seed, scale: options.scale, apiKeys: [API_KEY], faults: "hostile", slowMs: 200 });
-  await withAdmin(options.databaseUrl, (client) => client.query(`CREATE DATABASE "${database}"`));
-  const warehouseUrl = databaseUrlFor(options.databaseUrl, database);
+  const scratch = await createScratchDatabase(options.databaseUrl, database);
+  const warehouseUrl = scratch.url;
   const warehouse = await openWarehouse({ databaseUrl: warehouseUrl, dataDir: ".coldsync", schema: "coldsync" });
   await migrateToLatest(warehouse);
   const redis = await OwnRedis.start();
@@ -184,7 +168,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await redis.destroy();
     await warehouse.destroy();
     await emulator.close();
-    if (report?.ok !== false) await withAdmin(options.databaseUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+    if (report?.ok !== false) await scratch.drop();
     else log(`kept the warehouse database ${database} for inspection`);
   }
 }
