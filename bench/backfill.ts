@@ -61,8 +61,8 @@ interface ScaleFigures {
 const fastest = (results: PhaseResult[]) => results.reduce((best, result) => (result.seconds < best.seconds ? result : best));
 
 async function measureScale(databaseUrl: string, scale: Scale, skip: ReadonlySet<string>): Promise<ScaleFigures> {
-  const emulator = await spawnEmulator({ scale, seed: 1, apiKey: KEY });
-  const drifting = scale === "medium" && !skip.has("drift") ? await spawnEmulator({ scale, seed: 1, apiKey: KEY, drift: "mild" }) : undefined;
+  const emulator = await spawnEmulator({ scale, seed: 1, apiKeys: [KEY] });
+  const drifting = scale === "medium" && !skip.has("drift") ? await spawnEmulator({ scale, seed: 1, apiKeys: [KEY], drift: "mild" }) : undefined;
   const scratch = await mkdtemp(join(tmpdir(), "coldsync-bench-"));
   const schema = (name: string) => `bench_${randomBytes(3).toString("hex")}_${scale}_${name}`;
   const used: string[] = [];

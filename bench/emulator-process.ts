@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import type { ClockMode, SeedScale } from "../src/emulator/options.ts";
 
 /**
  * The emulator in a process of its own, so that its memory never counts in
@@ -15,12 +16,29 @@ export interface EmulatorProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnEmulator(args: { scale: "small" | "medium" | "large"; seed: number; apiKey: string; drift?: "mild" | "wild" }): Promise<EmulatorProcess> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [BIN, "emulator", "--port", "0", "--scale", args.scale, "--seed", String(args.seed), "--api-keys", args.apiKey, ...(args.drift ? ["--drift", args.drift] : [])],
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, COLDSYNC_LOG_LEVEL: "warn" } },
-  );
+export interface EmulatorProcessOptions {
+  scale: SeedScale;
+  seed: number;
+  /** One account per key. */
+  apiKeys: readonly string[];
+  drift?: "mild" | "wild";
+  /** `wall`: simulated time also elapses at real speed (src/emulator/clock.ts); `manual` by default. */
+  clock?: ClockMode;
+  /** Serve the /admin/ routes (simulated clock, ground truth, settings). */
+  admin?: boolean;
+}
+
+export async function spawnEmulator(args: EmulatorProcessOptions): Promise<EmulatorProcess> {
+  const flags = [
+    ...["--port", "0", "--scale", args.scale, "--seed", String(args.seed), "--api-keys", args.apiKeys.join(",")],
+    ...(args.drift ? ["--drift", args.drift] : []),
+    ...(args.clock ? ["--clock", args.clock] : []),
+    ...(args.admin ? ["--admin"] : []),
+  ];
+  const child: ChildProcess = spawn(process.execPath, [BIN, "emulator", ...flags], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, COLDSYNC_LOG_LEVEL: "warn" },
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => {

@@ -13,13 +13,16 @@ const BIN = fileURLToPath(new URL(import.meta.url.includes("/dist/") ? "../../..
 
 export class WorkerFleet {
   readonly #env: Record<string, string>;
+  readonly #args: readonly string[];
   readonly #processes: (ChildProcess | undefined)[];
   readonly lines: string[] = [];
   kills = 0;
   restarts = 0;
 
-  constructor(size: number, env: Record<string, string>) {
+  /** `args` follow `coldsync worker`; the chaos run's short stall timeout by default. */
+  constructor(size: number, env: Record<string, string>, args: readonly string[] = ["--stall-timeout", "5s"]) {
     this.#env = env;
+    this.#args = args;
     this.#processes = new Array<ChildProcess | undefined>(size).fill(undefined);
   }
 
@@ -32,7 +35,7 @@ export class WorkerFleet {
   }
 
   #start(index: number): void {
-    const child = spawn(process.execPath, [BIN, "worker", "--stall-timeout", "5s"], {
+    const child = spawn(process.execPath, [BIN, "worker", ...this.#args], {
       env: { PATH: process.env.PATH ?? "", ...this.#env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -101,6 +104,19 @@ export class WorkerFleet {
       }
     }
     return found;
+  }
+
+  /** The first JSON log line whose message starts with `message`, parsed; undefined until one was written. */
+  firstLogged(message: string): Record<string, unknown> | undefined {
+    for (const line of this.lines) {
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (typeof parsed.msg === "string" && parsed.msg.startsWith(message)) return parsed;
+      } catch {
+        // Not a JSON line.
+      }
+    }
+    return undefined;
   }
 
   /** Lines that are not JSON log lines (a raw stack trace, a stray print). */

@@ -25,7 +25,7 @@ export async function upsertVerificationScheduler(queue: Queue<VerificationJobDa
   else await queue.upsertJobScheduler(verificationSchedulerId(account), { every: everyMs }, { name: "verify", data: { account } });
 }
 
-function eventsSchedulerId(account: string): string {
+export function eventsSchedulerId(account: string): string {
   return `events/${account}`;
 }
 
