@@ -49,7 +49,7 @@ describe("a worker's Redis connection that fails", () => {
 
     for (const queue of ["discovery", "campaign-sync"]) reportWorkerError(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }), { queue, logger, redisWatch: watch });
     expect(watch.down).toBe(true);
-    await expect.poll(() => messages(/Redis still unreachable \(attempt 2\)/).length).toBe(1);
+    await expect.poll(() => messages(/Redis still unreachable \(attempt 2\)/).length, { timeout: 10_000 }).toBe(1);
 
     await gate.open();
     await expect.poll(() => watch.down, { timeout: 5_000 }).toBe(false);

@@ -1,4 +1,5 @@
 import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectRedis } from "../../src/queue/connection.ts";
 import { useTestRedis } from "../support/redis.ts";
@@ -52,21 +53,32 @@ describe("a connection parked between reconnect attempts", () => {
     await ended;
   });
 
-  it("lets a BullMQ worker close while Redis is away", async () => {
+  it("lets a BullMQ worker closed while Redis is away finish closing once Redis is back", async () => {
     const gate = await TcpGate.reserve(testRedis.url);
     await gate.open();
     const redis = connectRedis(gate.rewrite(testRedis.url), "worker");
     opened.push(redis);
+    // The worker's blocking connection is duplicated from this one: kept here to see its state.
+    const duplicates: Redis[] = [];
+    const duplicate = redis.duplicate.bind(redis);
+    redis.duplicate = (override) => {
+      const made = duplicate(override);
+      duplicates.push(made);
+      return made;
+    };
     const worker = new Worker("parked", async () => undefined, { connection: redis, prefix: testRedis.prefix });
     worker.on("error", () => undefined);
     await worker.waitUntilReady();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => duplicates.map((connection) => connection.status), { timeout: 10_000 }).toEqual(["ready"]);
 
     await gate.close();
     // Its blocking connection dropped too, and waits for its next attempt.
-    await next(worker, "error");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => duplicates.map((connection) => connection.status), { timeout: 10_000, interval: 5 }).toEqual(["reconnecting"]);
 
-    await expect(worker.close()).resolves.toBeUndefined();
+    // Closing ends the parked connection; the commands BullMQ has waiting on the other one need Redis back.
+    const closed = worker.close();
+    await gate.open();
+    await expect(closed).resolves.toBeUndefined();
+    await gate.close();
   });
 });

@@ -83,7 +83,7 @@ describe("a worker started while a dependency is down", () => {
     expect((await probe(`${worker.url}/readyz`))?.status).toBe(503);
     expect((await probe(`${worker.url}/healthz`))?.status).toBe(503);
     expect((await probe(`${worker.url}/livez`))?.status).toBe(200);
-    await expect.poll(() => messages(worker.lines, /waiting for PostgreSQL before starting \(attempt \d+\); next try in/).length).toBeGreaterThan(0);
+    await expect.poll(() => messages(worker.lines, /waiting for PostgreSQL before starting \(attempt \d+\); next try in/).length, { timeout: 10_000 }).toBeGreaterThan(0);
 
     await gate.open();
     await worker.started;

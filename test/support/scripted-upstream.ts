@@ -40,6 +40,24 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
+/**
+ * Holds every request to `path` until release(), then answers it with `answer` (or as usual): `reached`
+ * resolves once the first one has arrived, so a test knows the run it started is waiting there.
+ */
+export function holdRequests(upstream: ScriptedUpstream, path: string, answer?: () => Answer): { reached: Promise<void>; release(): void } {
+  let arrived: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  upstream.hook = async (request) => {
+    if (request.path !== path) return undefined;
+    arrived();
+    await released;
+    return answer?.();
+  };
+  return { reached, release };
+}
+
 const AT = "2026-05-01T09:00:00.000Z";
 
 export function buildSequence(id: number): EmailSequence {

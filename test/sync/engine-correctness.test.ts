@@ -7,7 +7,7 @@ import type { Lead } from "../../src/upstream/resources.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
-import { buildLead } from "../support/scripted-upstream.ts";
+import { buildLead, holdRequests } from "../support/scripted-upstream.ts";
 
 /**
  * The engine against an upstream scripted request by request (issue 16): each
@@ -202,15 +202,10 @@ describe("6. timestamps below the millisecond", () => {
 describe("7. smaller, same spirit", () => {
   it("never lets two processes sync one campaign at once: the second says so and skips it", async () => {
     const h = await harness(10);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    h.upstream.hook = async ({ path }) => {
-      if (path === "/api/v1/leads/") await held;
-      return undefined;
-    };
+    const { reached, release } = holdRequests(h.upstream, "/api/v1/leads/");
     const context = h.context({ locks: h.warehouse.locks });
     const first = runCampaignSync(context, CAMPAIGN, "leads");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await reached;
     // The same rhythm is refused, and no run row is opened for it; the other rhythm may run beside it.
     await expect(runCampaignSync(h.context({ locks: h.warehouse.locks, trigger: "worker" }), CAMPAIGN, "leads")).rejects.toThrow(CampaignBusyError);
     await expect(runCampaignSync(h.context({ locks: h.warehouse.locks, trigger: "worker" }), CAMPAIGN, "all")).rejects.toThrow(CampaignBusyError);

@@ -4,6 +4,7 @@ import { runCampaignSync } from "../../src/sync/runs.ts";
 import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
+import { holdRequests } from "../support/scripted-upstream.ts";
 
 /**
  * A campaign's two rhythms (issue 12): events read from their tails every
@@ -121,15 +122,9 @@ describe("the two rhythms of one campaign", () => {
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     // The leads walk reads its page now, before the reply arrives, and writes it only once the events cycle is done.
     const stalePage = JSON.parse(JSON.stringify({ data: h.upstream.state.leads.get(CAMPAIGN), total: 3 })) as unknown;
-    let releaseWalk: () => void = () => undefined;
-    const walkMayAnswer = new Promise<void>((resolve) => (releaseWalk = resolve));
-    h.upstream.hook = async ({ path }) => {
-      if (path !== "/api/v1/leads/") return undefined;
-      await walkMayAnswer;
-      return { status: 200, body: stalePage };
-    };
+    const { reached, release: releaseWalk } = holdRequests(h.upstream, "/api/v1/leads/", () => ({ status: 200, body: stalePage }));
     const walk = runCampaignSync(h.context(), CAMPAIGN, "leads");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await reached;
     replyArrives(h, 0, 7101);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     releaseWalk();

@@ -13,12 +13,13 @@ afterEach(async () => {
 
 describe("request priority", () => {
   it("sends a higher-priority view's request before the lower-priority ones already waiting", async () => {
-    server = await startLocalServer((request, response) => setTimeout(() => sendJson(response, 200, []), 20));
+    server = await startLocalServer((request, response) => setTimeout(() => sendJson(response, 200, []), 100));
     client = new UpstreamClient({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1_000, concurrency: 1 });
     const walk = client.tallied();
     const events = client.tallied({ priority: 1 });
     const waiting = Array.from({ length: 5 }, (_, index) => walk.listReplies(`walk-${index}`));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const answering = server;
+    await expect.poll(() => answering.requests.length, { interval: 5 }).toBe(1);
     const urgent = events.listReplies("events");
     await Promise.all([...waiting, urgent]);
     const order = server.requests.map((line) => new URL(line.split(" ")[1] ?? "", "http://x").searchParams.get("campaign_uid"));
