@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Logger } from "../logger.ts";
-import { isTerminal } from "../sync/campaign-sync.ts";
+import { hasStarted, isTerminal } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
 import { eventsCadenceOf, leadsCadenceOf, type Cadence } from "./cadence.ts";
 
@@ -46,7 +46,7 @@ export async function requestDemand(db: Kysely<Database>, account: string, caden
     const leadsEvery = leadsCadenceOf(campaign.status, cadence);
     if (eventsEvery !== undefined) eventsPerMinute += (3 * 60_000) / eventsEvery;
     // With the events rhythm off, a started campaign's event tails are read with its leads.
-    const eventsInWalk = cadence.eventsEveryMs === undefined && campaign.started_running_at !== null ? 3 : 0;
+    const eventsInWalk = cadence.eventsEveryMs === undefined && hasStarted(campaign) ? 3 : 0;
     leadsPerMinute += ((walk + eventsInWalk) * 60_000) / leadsEvery;
   }
   return { eventsPerMinute, leadsPerMinute, budgetPerMinute: requestsPerSecond * 60 };

@@ -37,10 +37,13 @@ export const isTerminal = (status: string | null | undefined): boolean =>
 /** Statuses of a campaign that has not started sending (contract A.4). */
 const UNSTARTED: ReadonlySet<string> = new Set(["creating", "created", "scheduled"]);
 
-/** Whether a campaign can have replies, clicks or opens: it started (or its status says it must have). */
+/**
+ * Whether a campaign can have replies, clicks or opens: it started, or its status does not say it has not
+ * (an unreadable status is not proof that nothing can happen, so its events are read).
+ */
 export function hasStarted(campaign: { status: string | null; started_running_at: unknown }): boolean {
   if (campaign.started_running_at !== null && campaign.started_running_at !== undefined) return true;
-  return campaign.status !== null && !UNSTARTED.has(campaign.status);
+  return campaign.status === null || !UNSTARTED.has(campaign.status);
 }
 
 type Run = <R>(stream: StreamDefinition<R>, options?: Omit<StreamOptions, "runId">) => Promise<StreamResult<R>>;

@@ -26,6 +26,8 @@ describe("cadences", () => {
     expect(eventsCadenceOf({ status: "scheduled", started_running_at: null }, cadence)).toBeUndefined();
     expect(eventsCadenceOf({ status: "running", started_running_at: null }, cadence)).toBe(MINUTE);
     expect(eventsCadenceOf({ status: "warming_up", started_running_at: ago(10) }, cadence)).toBe(MINUTE);
+    // A status that could not be read is no proof that nothing can happen: its events are read.
+    expect(eventsCadenceOf({ status: null, started_running_at: null }, cadence)).toBe(MINUTE);
     expect(eventsCadenceOf({ status: "complete", started_running_at: ago(100) }, cadence)).toBe(24 * 60 * MINUTE);
     expect(eventsCadenceOf({ status: "running", started_running_at: ago(10) }, { ...cadence, eventsEveryMs: undefined })).toBeUndefined();
   });
