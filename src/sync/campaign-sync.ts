@@ -1,6 +1,6 @@
 import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import { UpstreamError, type RecordOf } from "../upstream/client.ts";
-import { loadCheckpoint } from "./checkpoints.ts";
+import { loadCheckpoint, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
 import { staleLeads } from "./stale-leads.ts";
@@ -81,7 +81,7 @@ export async function syncCampaign(
       const finished = await syncLeads(ctx, campaignUid, run);
       if (finished === undefined) return;
     }
-    if (rhythm !== "leads") await syncEvents(ctx, campaignUid, run);
+    if (rhythm !== "leads") await syncEvents(ctx, campaignUid, run, runId);
   } catch (error) {
     if (!(error instanceof CampaignVanished)) throw error;
   }
@@ -111,7 +111,7 @@ async function finalScanDone(ctx: SyncContext, campaignUid: string, status: stri
   return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null;
 }
 
-async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run): Promise<void> {
+async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId: number): Promise<void> {
   const campaign = await ctx.db
     .selectFrom("campaigns")
     .select(["status", "started_running_at"])
@@ -134,9 +134,12 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run): Prom
   ];
   // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
   const stale = await staleLeads(ctx, campaignUid, { fresh, since });
-  const refreshed = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: LEAD_REFRESH });
+  const refreshKey = { account: ctx.account, campaignUid, stream: LEAD_REFRESH };
+  const refreshed = await loadCheckpoint(ctx.db, refreshKey);
   const due = [...new Set([...(refreshed.state.waiting ?? []), ...stale])];
   if (due.length === 0) return;
+  // The events that made these leads stale are behind their cursors now: a refresh that fails must find them here.
+  if (stale.length > 0) await saveCheckpoint(ctx.db, refreshKey, { ...refreshed, state: { ...refreshed.state, waiting: due } }, runId);
   if (due.length > REFRESH_LIMIT) {
     ctx.logger.info({ campaignUid, leads: due.length, limit: REFRESH_LIMIT }, "more leads need a refresh than one cycle takes; the rest wait for the next cycle");
   }

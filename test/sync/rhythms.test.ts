@@ -100,6 +100,22 @@ describe("the events rhythm", () => {
     expect(await gone("contacts", "id", 1_001_001)).toBe(false);
   });
 
+  it("keeps the leads a failed refresh did not reach, and refreshes them in the next cycle", async () => {
+    const h = await harness("running");
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    replyArrives(h, 1, 7004);
+    h.upstream.hook = ({ path }) => (path === "/api/v1/lead/" ? { status: 500, body: { message: "down for a moment" } } : undefined);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).not.toBe("succeeded");
+    const flagged = () => h.warehouse.db.selectFrom("schedules").select("reply_received").where("id", "=", 1002).executeTakeFirstOrThrow();
+    expect(await flagged()).toEqual({ reply_received: false });
+
+    h.upstream.hook = undefined;
+    h.requested();
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.requested().filter((path) => path === "/api/v1/lead/")).toHaveLength(1);
+    expect(await flagged()).toEqual({ reply_received: true });
+  });
+
   it(`refreshes at most ${REFRESH_LIMIT} touched leads a cycle, and the rest first in the next`, async () => {
     const h = await harness("running", REFRESH_LIMIT + 5);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
