@@ -55,8 +55,13 @@ export function campaignEventsProcessor(options: CampaignEventsProcessorOptions)
     if (campaignUid !== undefined) return run(job as Parameters<Processor<CampaignSyncJobData>>[0], token, campaignUid);
     // The tick reads only the warehouse: it costs no request upstream.
     assertAccount(job, options.account);
-    const due = await dueForEvents(options.db, options.account, options.cadence);
-    await enqueueCampaignSyncs(options.queue, "sync-events", due.map((uid) => ({ account: options.account, campaignUid: uid })));
-    return { runId: null, enqueued: due };
+    return { runId: null, enqueued: await enqueueDueEvents(options.db, options.queue, options.account, options.cadence) };
   };
+}
+
+/** Enqueues one `sync-events` job per campaign of `account` whose events rhythm is due; answers their uids. */
+export async function enqueueDueEvents(db: Kysely<Database>, queue: Queue<CampaignEventsJobData>, account: string, cadence: Cadence): Promise<string[]> {
+  const due = await dueForEvents(db, account, cadence);
+  await enqueueCampaignSyncs(queue, "sync-events", due.map((campaignUid) => ({ account, campaignUid })));
+  return due;
 }

@@ -1,7 +1,8 @@
 import type { Processor, Queue } from "bullmq";
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { dueForEvents, dueForLeads, type Cadence } from "./cadence.ts";
+import { dueForLeads, type Cadence } from "./cadence.ts";
+import { enqueueDueEvents } from "./campaign-jobs.ts";
 import { processLeased, type JobReturn, type ProcessorBase, type SyncFunctions } from "./leased-job.ts";
 import { enqueueCampaignSyncs, type CampaignEventsJobData, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
 
@@ -40,8 +41,7 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
           const jobs = due.map((campaign) => ({ account: options.account, campaignUid: campaign.uid }));
           await enqueueCampaignSyncs(options.campaignSyncQueue, "sync-campaign", jobs);
           enqueued.push(...due.map((campaign) => campaign.uid));
-          const eventsDue = await dueForEvents(options.db, options.account, options.cadence);
-          await enqueueCampaignSyncs(options.campaignEventsQueue, "sync-events", eventsDue.map((uid) => ({ account: options.account, campaignUid: uid })));
+          await enqueueDueEvents(options.db, options.campaignEventsQueue, options.account, options.cadence);
           await options.afterFanOut?.();
         }
         return result;

@@ -127,7 +127,11 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
           discoveryQueue: queues.discovery,
           campaignSyncQueue: queues.campaignSync,
           campaignEventsQueue: queues.campaignEvents,
-          afterFanOut: async () => watchBudget(await requestDemand(options.db, config.account, config.worker, config.api.rateLimit)),
+          // Advice only: a failed estimate must not fail (and so repeat) a discovery whose fan-out is done.
+          afterFanOut: () =>
+            requestDemand(options.db, config.account, config.worker, config.api.rateLimit).then(watchBudget, (error: unknown) =>
+              logger.warn({ err: error }, "could not weigh the cadences against the request budget"),
+            ),
         }),
         { ...workerOptions, concurrency: 1 },
       ),

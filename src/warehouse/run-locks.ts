@@ -56,7 +56,15 @@ export class AdvisoryLocks implements RunLocks {
   }
 
   async acquire(name: string): Promise<RunLock | null> {
-    const client = new pg.Client({ connectionString: this.#connectionString, application_name: "coldsync-lock" });
+    // Keepalive: a server that vanishes without closing the connection (a failover, a partition) must still be
+    // noticed, since the lock dies with the server's session.
+    const client = new pg.Client({
+      connectionString: this.#connectionString,
+      application_name: "coldsync-lock",
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+    });
     const lost = new AbortController();
     let released = false;
     client.on("error", (error) => {
