@@ -131,11 +131,6 @@ export class DependencyWatch {
     }
   }
 
-  /** Counts a log line that only repeated the outage. */
-  suppress(): void {
-    this.#suppressed += 1;
-  }
-
   /** Start-up: checks with backoff until the dependency answers, saying which and when the next try is. */
   async waitUntilUp(check: () => Promise<unknown>, signal?: AbortSignal): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {

@@ -29,11 +29,6 @@ export function shortId(id: string, max = 24): string {
   return `${id.slice(0, max - 1 - tail)}…${id.slice(-tail)}`;
 }
 
-/** Text cut to `max` characters, marked with an ellipsis. */
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
 /** Commands print results on stdout, so their logs go to stderr. */
 export function commandLogger(config: Config): Logger {
   return createLogger({ level: config.logLevel, secrets: [config.api.key], destination: pino.destination(2) });

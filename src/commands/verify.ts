@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { openRuntime } from "../runtime.ts";
 import { verify, type KeyList, type VerifyLine, type VerifyOptions } from "../sync/verify.ts";
-import { clip, commandLogger, shortId, table } from "./output.ts";
+import { clip } from "../http/status-page/format.ts";
+import { commandLogger, shortId, table } from "./output.ts";
 
 interface VerifyFlags {
   campaign?: string;

@@ -1,6 +1,6 @@
 import { PATHS } from "./endpoints.ts";
 import type { Parsed } from "./parsing.ts";
-import type { RecordOf, RecordTypeName } from "./record-types.ts";
+import type { RecordTypeName } from "./record-types.ts";
 
 /** The paginated listings (spec 4.1): where each lives, which record type it returns, and how it is scoped. */
 export const PAGED_RESOURCES = {
@@ -23,8 +23,6 @@ export interface Page<T> extends Parsed<T> {
   /** Length of the answer's body text, when known: what holding the page costs, before parsing. */
   bytes?: number;
 }
-
-export type PageOf<R extends PagedResource> = Page<RecordOf<R>>;
 
 export interface PageQuery {
   /** Required by the campaign-scoped listings (leads, link_clicks, email_opens). */

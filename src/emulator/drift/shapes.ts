@@ -29,7 +29,7 @@ const TEXT = { type: "text" } as const;
 const ENUM = { type: "enum" } as const;
 const JSON_VALUE = { type: "json" } as const;
 
-export const WORKSPACE: Shape = {
+const WORKSPACE: Shape = {
   name: "workspace",
   entity: "workspace",
   identity: byId,
@@ -47,7 +47,7 @@ export const WORKSPACE: Shape = {
   },
 };
 
-export const DOMAIN: Shape = {
+const DOMAIN: Shape = {
   name: "domain",
   entity: "domain",
   identity: byId,
@@ -67,7 +67,7 @@ export const DOMAIN: Shape = {
   },
 };
 
-export const CONTACT_LIST: Shape = {
+const CONTACT_LIST: Shape = {
   name: "contact-list",
   entity: "contact-list",
   identity: byUid,
@@ -84,7 +84,7 @@ export const CONTACT_LIST: Shape = {
   },
 };
 
-export const CAMPAIGN_LIST_ITEM: Shape = {
+const CAMPAIGN_LIST_ITEM: Shape = {
   name: "campaign-list-item",
   entity: "campaign",
   identity: byUid,
@@ -147,7 +147,7 @@ export const CAMPAIGN: Shape = {
   },
 };
 
-export const SEQUENCE: Shape = {
+const SEQUENCE: Shape = {
   name: "sequence",
   entity: "sequence",
   identity: byId,
@@ -216,7 +216,7 @@ const CONTACT: Shape = {
   fields: { id: KEY_INT, email_id: TEXT, bounced: BOOL, unsubscribed: BOOL },
 };
 
-export const LEAD: Shape = {
+const LEAD: Shape = {
   name: "lead",
   entity: "lead",
   identity: byUid,
@@ -229,7 +229,7 @@ export const LEAD: Shape = {
   },
 };
 
-export const REPLY: Shape = {
+const REPLY: Shape = {
   name: "reply",
   entity: "reply",
   identity: byId,
@@ -245,14 +245,14 @@ export const REPLY: Shape = {
   },
 };
 
-export const CLICK_EVENT: Shape = {
+const CLICK_EVENT: Shape = {
   name: "click-event",
   entity: "click-event",
   identity: byFields("schedule_id", "link", "clicked_on"),
   fields: { schedule_id: KEY_INT, link: KEY_TEXT, clicked_on: KEY_DATETIME },
 };
 
-export const OPEN_EVENT: Shape = {
+const OPEN_EVENT: Shape = {
   name: "open-event",
   entity: "open-event",
   identity: byFields("schedule_id", "opened_on"),

@@ -32,7 +32,7 @@ const SNAPSHOT_MAX_AGE_MS = 2_000;
 const HEAVY_MAX_AGE_MS = 60_000;
 const HEAVY_FIRST_WAIT_MS = 1_500;
 
-export const shapeQuery = z.object({
+const shapeQuery = z.object({
   runs: z.coerce.number().int().min(1).max(200).default(DEFAULT_SHAPE.runs),
   days: z.coerce.number().int().min(1).max(366).default(DEFAULT_SHAPE.days),
 });

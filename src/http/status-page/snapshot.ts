@@ -39,7 +39,7 @@ export interface SnapshotShape {
 }
 
 export const DEFAULT_SHAPE: SnapshotShape = { runs: 40, days: 30 };
-export const REQUEST_MINUTES = 60;
+const REQUEST_MINUTES = 60;
 
 export type { Section } from "./periodic-read.ts";
 
@@ -95,7 +95,7 @@ export interface HeavyReads {
 }
 
 /** Reads them on every call; for tests and one-off reads. */
-export function directHeavyReads(sources: StatusSources): HeavyReads {
+function directHeavyReads(sources: StatusSources): HeavyReads {
   const { db, account } = sources;
   return {
     engagement: (days) => section(() => engagement(db, account, days), HEAVY_TIMEOUT_MS),
