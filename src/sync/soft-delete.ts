@@ -80,7 +80,9 @@ export class WalkCoverage<R> {
     }
     for (const cascade of this.#stream.cascade ?? []) {
       const parents = this.#rules.find((rule) => rule.table === cascade.from);
-      if (parents) await cascadeDeletes(db, cascade, parents.within(scope), at);
+      // Only what this read deleted: children of parents deleted before were cascaded then, and one a listing
+      // brought back since (a reply of a deleted schedule) is live by that listing's word.
+      if (parents) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
     }
   }
 

@@ -100,6 +100,22 @@ describe("the events rhythm", () => {
     expect(await gone("contacts", "id", 1_001_001)).toBe(false);
   });
 
+  it("leaves a reply the replies listing brought back live when a later walk deletes nothing new", async () => {
+    const h = await harness("running", 3);
+    replyArrives(h, 1, 7005);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    const lead = h.upstream.state.leads.get(CAMPAIGN)?.[1] as Lead;
+    lead.schedules = [];
+    await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    const replyLive = async () => (await h.warehouse.db.selectFrom("replies").select("_deleted_at").where("id", "=", 7005).executeTakeFirstOrThrow())._deleted_at === null;
+    expect(await replyLive()).toBe(false);
+
+    await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(await replyLive()).toBe(true);
+    await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    expect(await replyLive()).toBe(true);
+  });
+
   it("keeps the leads a failed refresh did not reach, and refreshes them in the next cycle", async () => {
     const h = await harness("running");
     await runCampaignSync(h.context(), CAMPAIGN, "all");
