@@ -135,6 +135,8 @@ describe("the page", () => {
     expect(row(UIDS.done)?.[1]).toBe("");
     expect(row(UIDS.done)?.[2]).toContain("recovered from: old failure");
     expect(row(UIDS.never)?.[2]).toContain("never complete");
+    // Rows with field issues, from the data-quality read.
+    expect(row(UIDS.fresh)?.[2]).toContain('<td class="num warn-text">3</td>');
     // Problems first: the failing campaign heads the table.
     expect(body.indexOf(`data-campaign="${UIDS.behind}"`)).toBeLessThan(body.indexOf(`data-campaign="${UIDS.fresh}"`));
   });

@@ -37,8 +37,6 @@ export interface CampaignHealth {
   behindStreams: string[];
   /** Records (or parts of records) of this campaign that could not be placed and are still met. */
   rejected: number;
-  /** Live rows of this campaign with a deviating field (see the field_issues view). */
-  fieldIssueRows: number;
   lastError: RecordedError | null;
 }
 
@@ -92,7 +90,8 @@ async function rejectedPerCampaign(db: Kysely<Database>, account: string): Promi
 /** Every table that hangs from a campaign, and the column naming it. */
 const CAMPAIGN_TABLES = ["leads", "schedules", "replies", "link_clicks", "email_opens", "email_sequences", "campaign_sending_domains"] as const;
 
-async function fieldIssueRowsPerCampaign(db: Kysely<Database>, account: string): Promise<Map<string, number>> {
+/** Live rows with a field issue per campaign: a scan of every campaign table, so read with the other heavy counts. */
+export async function fieldIssueRowsPerCampaign(db: Kysely<Database>, account: string): Promise<Record<string, number>> {
   const parts = CAMPAIGN_TABLES.map(
     (table) => sql`SELECT campaign_uid FROM ${sql.table(table)} WHERE _field_issues IS NOT NULL AND _deleted_at IS NULL`,
   );
@@ -102,7 +101,7 @@ async function fieldIssueRowsPerCampaign(db: Kysely<Database>, account: string):
       UNION ALL SELECT uid FROM campaigns WHERE _field_issues IS NOT NULL AND _deleted_at IS NULL AND _account = ${account}
     )
     SELECT campaign_uid, count(*)::int AS rows FROM issues GROUP BY campaign_uid`.execute(db);
-  return new Map(rows.map((row) => [row.campaign_uid, row.rows]));
+  return Object.fromEntries(rows.map((row) => [row.campaign_uid, row.rows]));
 }
 
 function recordedError(row: ErrorRow | undefined, recoveredAfter: (at: Date) => boolean): RecordedError | null {
@@ -128,7 +127,7 @@ export interface WarehouseHealth {
 }
 
 export async function warehouseHealth(db: Kysely<Database>, account: string, cadence: Cadence, now = new Date()): Promise<WarehouseHealth> {
-  const [campaigns, accountStreams, errors, rejected, issues] = await Promise.all([
+  const [campaigns, accountStreams, errors, rejected] = await Promise.all([
     campaignStatus(db, account, now),
     db
       .selectFrom("sync_checkpoints")
@@ -139,7 +138,6 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
       .execute(),
     lastErrors(db, account),
     rejectedPerCampaign(db, account),
-    fieldIssueRowsPerCampaign(db, account),
   ]);
   const streams = Object.fromEntries(accountStreams.map((row) => [row.stream, row.last_complete_scan_at]));
   return {
@@ -165,7 +163,6 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
         freshness: freshness.freshness,
         behindStreams: freshness.behind,
         rejected: rejected.get(campaign.campaign_uid) ?? 0,
-        fieldIssueRows: issues.get(campaign.campaign_uid) ?? 0,
         lastError: recordedError(errors.get(campaign.campaign_uid), (at) => stalestScan !== null && stalestScan - LAG_ROUNDING_MS > at.getTime()),
       };
     }),

@@ -180,7 +180,7 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
         <td class="num">${formatCount(campaign.rows.leads)}</td><td class="num">${formatCount(campaign.rows.replies)}</td>
         <td class="num">${formatCount(campaign.rows.link_clicks)}</td><td class="num">${formatCount(campaign.rows.email_opens)}</td>
         <td class="num ${campaign.rejected > 0 ? "warn-text" : ""}">${formatCount(campaign.rejected)}</td>
-        <td class="num ${campaign.fieldIssueRows > 0 ? "warn-text" : ""}">${formatCount(campaign.fieldIssueRows)}</td>
+        ${fieldIssuesCell(snapshot, campaign.uid)}
         <td class="last-error">${errorCell(campaign.lastError, now)}</td>
         <td class="jobs">${jobCell(fleet?.campaignJobs[campaign.uid], fleet)}</td>
       </tr>`;
@@ -189,4 +189,11 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
     <p class="muted small">Behind: the stalest stream's last complete scan is older than the status's cadence plus one discovery period (${formatDuration(snapshot.cadence.discoverEveryMs)}) and 5 min.
       Problems are listed first.</p>
   </section>`;
+}
+
+/** From the data-quality counts, which are read in the background with the other scans of whole tables. */
+function fieldIssuesCell(snapshot: StatusSnapshot, campaignUid: string): SafeHtml {
+  if (!snapshot.quality.ok) return html`<td class="num muted">—</td>`;
+  const rows = snapshot.quality.value.fieldIssueRowsPerCampaign[campaignUid] ?? 0;
+  return html`<td class="num ${rows > 0 ? "warn-text" : ""}">${formatCount(rows)}</td>`;
 }

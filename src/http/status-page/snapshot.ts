@@ -3,7 +3,7 @@ import { fieldIssueCounts, rejectedCounts, type FieldIssueCount, type RejectedCo
 import { lastVerification, type LastVerification } from "../../sync/verifications.ts";
 import type { Database } from "../../warehouse/database.ts";
 import { probe } from "../health.ts";
-import { warehouseHealth, type WarehouseHealth } from "./campaign-health.ts";
+import { fieldIssueRowsPerCampaign, warehouseHealth, type WarehouseHealth } from "./campaign-health.ts";
 import { engagement, type Engagement } from "./engagement.ts";
 import { fleetStatus, type FleetSources, type FleetStatus } from "./fleet.ts";
 import type { Cadence } from "../../queue/cadence.ts";
@@ -46,6 +46,8 @@ export type { Section } from "./periodic-read.ts";
 export interface DataQuality {
   rejected: RejectedCount[];
   fieldIssues: FieldIssueCount[];
+  /** Live rows with a field issue, per campaign uid. */
+  fieldIssueRowsPerCampaign: Record<string, number>;
 }
 
 export interface StatusSnapshot {
@@ -101,8 +103,8 @@ function directHeavyReads(sources: StatusSources): HeavyReads {
     engagement: (days) => section(() => engagement(db, account, days), HEAVY_TIMEOUT_MS),
     quality: () =>
       section(async () => {
-        const [rejected, fieldIssues] = await Promise.all([rejectedCounts(db, account), fieldIssueCounts(db)]);
-        return { rejected, fieldIssues };
+        const [rejected, fieldIssues, fieldIssueRows] = await Promise.all([rejectedCounts(db, account), fieldIssueCounts(db), fieldIssueRowsPerCampaign(db, account)]);
+        return { rejected, fieldIssues, fieldIssueRowsPerCampaign: fieldIssueRows };
       }, HEAVY_TIMEOUT_MS),
   };
 }
