@@ -22,8 +22,12 @@ export interface BackoffPolicy {
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000 };
 
-/** The delay before attempt `attempt` (1-based): doubling from `initialMs`, capped, with ±20 % jitter. */
-export function backoffDelay(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+/**
+ * The delay before reconnection attempt `attempt` (1-based): doubling from `initialMs`, capped, with ±20 %
+ * jitter. Not the upstream client's full jitter (src/upstream/retry.ts): a reconnection never comes at once,
+ * and the "next try in" each backoff step logs stays close to the truth.
+ */
+export function reconnectDelay(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
   const base = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
@@ -139,7 +143,7 @@ export class DependencyWatch {
         if (attempt > 1) this.#logger.info({ dependency: this.name, attempts: attempt }, `${this.name} is up; starting`);
         return;
       } catch (error) {
-        const delayMs = backoffDelay(attempt, this.#policy);
+        const delayMs = reconnectDelay(attempt, this.#policy);
         this.#logger.warn(
           { dependency: this.name, attempt, retryInMs: delayMs, err: error },
           `waiting for ${this.name} before starting (attempt ${attempt}); next try in ${(delayMs / 1000).toFixed(1)} s`,
@@ -153,7 +157,7 @@ export class DependencyWatch {
     this.#probing = true;
     try {
       for (let attempt = 1; this.#downSince !== undefined; attempt += 1) {
-        const delayMs = backoffDelay(attempt, this.#policy);
+        const delayMs = reconnectDelay(attempt, this.#policy);
         this.retrying(attempt, delayMs);
         await sleep(delayMs);
         try {

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from "ioredis";
 import { closeHandler } from "ioredis/built/redis/event_handler.js";
-import { backoffDelay, type DependencyWatch } from "../dependencies.ts";
+import { reconnectDelay, type DependencyWatch } from "../dependencies.ts";
 import type { Logger } from "../logger.ts";
 
 /**
@@ -44,7 +44,7 @@ export function connectRedis(url: string, role: RedisRole, logger?: Logger, watc
     connectionName: `coldsync-${role}`,
     maxRetriesPerRequest: role === "worker" ? null : 3,
     retryStrategy: (attempt) => {
-      const delayMs = backoffDelay(attempt);
+      const delayMs = reconnectDelay(attempt);
       watch?.retrying(attempt, delayMs);
       return delayMs;
     },
