@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { eventsSchedulerId } from "../../src/queue/schedulers.ts";
 import { difference, type RequestCounts } from "./requests.ts";
-import { eventsReadSince, eventsRuns, liveStartedCampaigns, type RunTally } from "./warehouse.ts";
+import { liveStartedCampaignCount } from "./upstream.ts";
+import { eventsReadSince, eventsRuns, type RunTally } from "./warehouse.ts";
 import type { BenchWorker } from "./workers.ts";
 
 /**
@@ -46,7 +47,13 @@ async function until(condition: () => Promise<boolean>, deadline: number, what: 
   }
 }
 
-export async function measureNoChange(worker: BenchWorker, frozenAtMs: number, ticks: number, log: (line: string) => void): Promise<NoChangeResult> {
+export async function measureNoChange(
+  worker: BenchWorker,
+  upstream: { url: string; apiKey: string },
+  frozenAtMs: number,
+  ticks: number,
+  log: (line: string) => void,
+): Promise<NoChangeResult> {
   const everyMs = worker.config.worker.eventsEveryMs;
   if (everyMs === undefined) throw new Error("the no-change measurement needs a worker with an events rhythm");
   const { db } = worker.warehouse;
@@ -82,7 +89,7 @@ export async function measureNoChange(worker: BenchWorker, frozenAtMs: number, t
   const closedAt = Date.now();
   if ((await nextTick(worker)) !== scheduled || !(await quiet(worker))) throw new Error("the next events tick began before the no-change window could close");
 
-  const campaigns = (await liveStartedCampaigns(db, worker.account)).length;
+  const campaigns = await liveStartedCampaignCount(upstream.url, upstream.apiKey);
   return {
     ticks,
     campaigns,

@@ -122,7 +122,7 @@ export async function runFreshness(options: FreshnessOptions): Promise<Freshness
     log("simulated clock frozen; counting the tuned worker's no-change cycles");
 
     const tuned = workers[0] as BenchWorker;
-    const noChange = await measureNoChange(tuned, frozenAt, options.ticks, log);
+    const noChange = await measureNoChange(tuned, { url: emulator.url, apiKey: (SPECS[0] as WorkerSpec).apiKey }, frozenAt, options.ticks, log);
 
     const observedUntil = Date.now();
     const held = await Promise.all(workers.map((worker) => heldEvents(worker.warehouse.db)));

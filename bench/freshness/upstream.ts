@@ -1,6 +1,6 @@
 import type { ClockMode, GroundTruth } from "../../src/emulator/options.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
-import { API_KEY_HEADER } from "../../src/upstream/endpoints.ts";
+import { API_KEY_HEADER, PARAMS, PATHS } from "../../src/upstream/endpoints.ts";
 import type { UpstreamEvent } from "./lag.ts";
 
 /**
@@ -34,6 +34,22 @@ export async function readClock(url: string): Promise<ClockReading> {
 
 export async function setClock(url: string, clock: ClockMode): Promise<void> {
   await admin(url, "/admin/settings", { body: { clock } });
+}
+
+/**
+ * How many campaigns of the account run the events rhythm every COLDSYNC_EVENTS_EVERY, by the README's
+ * definition (started, and can still send: running or paused), read from the raw campaign listing, so that
+ * the no-change limit does not rest on the engine's own reading of the campaigns.
+ */
+export async function liveStartedCampaignCount(url: string, apiKey: string): Promise<number> {
+  let count = 0;
+  for (let offset = 0; ; offset += 100) {
+    const response = await fetch(`${url}${PATHS.campaigns}?${PARAMS.offset}=${offset}&${PARAMS.limit}=100`, { headers: { [API_KEY_HEADER]: apiKey } });
+    if (!response.ok) throw new Error(`the campaign listing answered ${response.status}: ${await response.text()}`);
+    const page = (await response.json()) as { data: { status?: unknown }[]; total: number };
+    count += page.data.filter((campaign) => campaign.status === "running" || campaign.status === "paused").length;
+    if (page.data.length === 0 || offset + page.data.length >= page.total) return count;
+  }
 }
 
 export function groundTruth(url: string, apiKey: string): Promise<GroundTruth> {

@@ -18,7 +18,7 @@ async function campaigns(db: Kysely<Database>, account: string): Promise<Campaig
 }
 
 /** Started campaigns that can still send: the ones whose events rhythm runs every COLDSYNC_EVENTS_EVERY. */
-export async function liveStartedCampaigns(db: Kysely<Database>, account: string): Promise<string[]> {
+async function liveStartedCampaigns(db: Kysely<Database>, account: string): Promise<string[]> {
   return (await campaigns(db, account)).filter((row) => hasStarted(row) && !isTerminal(row.status)).map((row) => row.uid);
 }
 
