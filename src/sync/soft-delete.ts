@@ -2,6 +2,8 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
+import { arrayLiteral } from "../warehouse/array-literal.ts";
+import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
 import { naturalKeyText } from "./natural-keys.ts";
 import type { CascadeRule, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
@@ -143,17 +145,22 @@ export async function resolveRejectedBefore(db: Executor, scope: StreamScope, st
  * `cascade.from` within `parentFilter` (a campaign that vanished takes its
  * leads, schedules and events with it). They come back with their parent's
  * next sync.
+ *
+ * The parents' keys are read first: nearly always there are none, and the
+ * children are then found through their index on the parent's key, instead of
+ * a join that reads every child row of the warehouse.
  */
 export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentFilter: Record<string, unknown>, at: Date): Promise<void> {
-  const parentTable = cascade.from;
-  const parentKey = NATURAL_KEYS[parentTable][0] as string;
-  const filter = Object.entries(parentFilter).map(([column, value]) => sql`AND p.${sql.id(column)} = ${value}`);
+  const parentKey = NATURAL_KEYS[cascade.from][0] as string;
+  let parents = db.selectFrom(cascade.from).select(sql.ref(parentKey).as("key")).where(sql.ref("_deleted_at"), "is not", null);
+  for (const [column, value] of Object.entries(parentFilter)) parents = parents.where(sql.ref(column), "=", value);
+  const keys = (await parents.execute()).map((row) => (row as { key: string | number }).key);
+  if (keys.length === 0) return;
   for (const child of cascade.children) {
+    const type = typeOf(await columnTypes(db, child.table), child.table, child.column);
     await sql`
       UPDATE ${sql.id(child.table)} AS c SET _deleted_at = CAST(${at} AS timestamptz)
        WHERE c._deleted_at IS NULL
-         AND c.${sql.id(child.column)} IN (
-           SELECT p.${sql.id(parentKey)} FROM ${sql.id(parentTable)} AS p
-            WHERE p._deleted_at IS NOT NULL ${sql.join(filter, sql` `)})`.execute(db);
+         AND c.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`.execute(db);
   }
 }

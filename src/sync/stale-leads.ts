@@ -22,6 +22,8 @@ export interface TouchedSchedules {
   since: Date;
 }
 
+// The fresh schedules are matched through a hashed set (IN over unnest), not `= ANY(array)`, which compares
+// every schedule of the campaign with every element: a backfill's first events read makes thousands of them fresh.
 export async function staleLeads(ctx: SyncContext, campaignUid: string, touched: TouchedSchedules): Promise<string[]> {
   const { rows } = await sql<{ lead_uid: string }>`
     WITH gone AS (
@@ -31,7 +33,7 @@ export async function staleLeads(ctx: SyncContext, campaignUid: string, touched:
     )
     SELECT DISTINCT s.lead_uid FROM schedules s
      WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
-       AND (s.id IN (SELECT schedule_id FROM gone) OR s.id = ANY(CAST(${touched.fresh} AS bigint[])) AND (
+       AND (s.id IN (SELECT schedule_id FROM gone) OR s.id IN (SELECT unnest(CAST(${touched.fresh} AS bigint[]))) AND (
               (EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL)
                 AND (s.reply_received IS NOT TRUE
                   OR EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL AND r.lead_uid IS NULL)))
