@@ -22,24 +22,28 @@ export interface TouchedSchedules {
   since: Date;
 }
 
-// The fresh schedules are matched through a hashed set (IN over unnest), not `= ANY(array)`, which compares
-// every schedule of the campaign with every element: a backfill's first events read makes thousands of them fresh.
+// Fresh schedules are looked up by id first, so each check below reads the indexes of one schedule's events:
+// a check over the whole campaign made PostgreSQL hash every reply of the warehouse, on every events cycle.
 export async function staleLeads(ctx: SyncContext, campaignUid: string, touched: TouchedSchedules): Promise<string[]> {
   const { rows } = await sql<{ lead_uid: string }>`
     WITH gone AS (
       SELECT schedule_id FROM replies WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
       UNION SELECT schedule_id FROM link_clicks WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
       UNION SELECT schedule_id FROM email_opens WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
+    ), fresh AS (
+      SELECT s.* FROM schedules s JOIN unnest(CAST(${touched.fresh} AS bigint[])) AS f(id) ON s.id = f.id
+       WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
     )
-    SELECT DISTINCT s.lead_uid FROM schedules s
-     WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
-       AND (s.id IN (SELECT schedule_id FROM gone) OR s.id IN (SELECT unnest(CAST(${touched.fresh} AS bigint[]))) AND (
-              (EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL)
-                AND (s.reply_received IS NOT TRUE
-                  OR EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL AND r.lead_uid IS NULL)))
-           OR EXISTS (SELECT 1 FROM link_clicks c WHERE c.schedule_id = s.id AND c._deleted_at IS NULL AND c.id IS NULL)
-           OR (SELECT count(*) FROM email_opens o WHERE o.schedule_id = s.id AND o._deleted_at IS NULL)
-                > CASE WHEN s.email_opened IS TRUE THEN coalesce(s.email_open_count, 1) ELSE 0 END))
-     ORDER BY s.lead_uid`.execute(ctx.db);
+    SELECT s.lead_uid FROM schedules s
+     WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL AND s.id IN (SELECT schedule_id FROM gone)
+    UNION
+    SELECT s.lead_uid FROM fresh s
+     WHERE (EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL)
+             AND (s.reply_received IS NOT TRUE
+               OR EXISTS (SELECT 1 FROM replies r WHERE r.schedule_id = s.id AND r._deleted_at IS NULL AND r.lead_uid IS NULL)))
+        OR EXISTS (SELECT 1 FROM link_clicks c WHERE c.schedule_id = s.id AND c._deleted_at IS NULL AND c.id IS NULL)
+        OR (SELECT count(*) FROM email_opens o WHERE o.schedule_id = s.id AND o._deleted_at IS NULL)
+             > CASE WHEN s.email_opened IS TRUE THEN coalesce(s.email_open_count, 1) ELSE 0 END
+     ORDER BY 1`.execute(ctx.db);
   return rows.map((row) => row.lead_uid);
 }
