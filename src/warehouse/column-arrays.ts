@@ -49,6 +49,6 @@ export function columnLiterals(rows: readonly object[], columns: readonly string
 }
 
 /** `CAST(literal AS type[])` for each column, in order, for unnest(). */
-export function typedArrays(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, literals: readonly string[]) {
+export function typedArrays(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, literals: readonly unknown[]) {
   return sql.join(columns.map((column, index) => sql`CAST(${literals[index]} AS ${sql.raw(typeOf(types, table, column))}[])`));
 }

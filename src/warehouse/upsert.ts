@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { sql, type QueryResult, type RawBuilder } from "kysely";
+import { CompiledQuery, sql, type QueryResult, type RawBuilder } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { parseInstant } from "../upstream/instant.ts";
 import { columnLiterals, columnTypes, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
@@ -99,7 +99,7 @@ async function upsertGroup(
 ): Promise<UpsertResult> {
   if (columns.includes(FIELD_ISSUES) && options.source === undefined) throw new Error(`upsert into ${table}: rows with _field_issues need their source`);
   const buildStart = stageStart();
-  const statement = upsertStatement(table, columns, types, options.source ?? "", options.revive ?? true);
+  const statement = compiledUpsert(db, table, columns, types, options.source ?? "", options.revive ?? true);
   const unique = lastPerKey(table, rows, types);
   addStage("sqlBuild", buildStart);
   const literalsFrom = (start: number) => {
@@ -116,7 +116,7 @@ async function upsertGroup(
   const total = { inserted: 0, updated: 0 };
   let literals: string[] | undefined = literalsFrom(0);
   for (let start = 0; literals !== undefined; start += ROWS_PER_STATEMENT) {
-    const running: Promise<QueryResult<UpsertResult>> = statement(literals, syncedAt).execute(db);
+    const running: Promise<QueryResult<UpsertResult>> = db.executeQuery(statement(literals, syncedAt));
     const [result, next] = await Promise.all([running, nextChunk(start + ROWS_PER_STATEMENT)]);
     total.inserted += result.rows[0]?.inserted ?? 0;
     total.updated += result.rows[0]?.updated ?? 0;
@@ -195,6 +195,36 @@ function hasExactly(row: Record<string, unknown>, columns: readonly string[]): b
   return defined === columns.length && columns.every((column) => row[column] !== undefined);
 }
 
+/** Where an execution's own values go in a statement compiled once: a column's array literal, or the sync's instant. */
+class Slot {
+  constructor(readonly column: number | "syncedAt") {}
+}
+
+const SYNCED_AT = new Slot("syncedAt");
+/** Shapes seen by one process: a few per table (which columns a source sends), so the cache stays small. */
+const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
+
+/**
+ * The upsert statement of one shape (table, columns, source), compiled once
+ * and then only given each execution's parameters: building and compiling its
+ * SQL for every page cost more CPU than the rows' array literals.
+ */
+function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
+  const shape = [table, source, revive, ...columns].join("\u0000");
+  let compiled = compiledStatements.get(shape);
+  if (compiled === undefined) {
+    const slots = columns.map((_, index) => new Slot(index));
+    compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
+    compiledStatements.set(shape, compiled);
+  }
+  const { sql: text, parameters } = compiled;
+  return (literals: readonly string[], syncedAt: Date): CompiledQuery<UpsertResult> =>
+    CompiledQuery.raw(
+      text,
+      parameters.map((parameter) => (parameter instanceof Slot ? (parameter === SYNCED_AT ? syncedAt : literals[parameter.column as number]) : parameter)),
+    ) as CompiledQuery<UpsertResult>;
+}
+
 function upsertStatement(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
   const key: readonly string[] = NATURAL_KEYS[table];
   const keepKnown = KEEP_KNOWN[table] ?? [];
@@ -233,7 +263,7 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
       : sql`excluded._observed_at >= t._observed_at AND (${changed} OR excluded._observed_at > t._observed_at)`;
 
   // Rows arrive with one row per key (lastPerKey), so the input needs no sort to be conflict-free.
-  return (literals: readonly string[], syncedAt: Date) => {
+  return (literals: readonly unknown[], syncedAt: unknown) => {
     // What the input row becomes on insert: a source's issues are stored under the source's name.
     const inserted = (column: string): RawBuilder<unknown> =>
       column === FIELD_ISSUES
