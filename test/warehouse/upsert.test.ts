@@ -75,7 +75,7 @@ describe.each(backends)("upsert on $name", (backend) => {
 
   it("stores awkward text and JSON exactly as given", async () => {
     const { db } = warehouse();
-    const awkward = ['say "hi", {braces} \\ back\\slash', "line\nbreak\ttab", "", "NULL", "  padded  ", "emoji 😀 and ünïcode"];
+    const awkward = ['say "hi", {braces} \\ back\\slash', "line\nbreak\ttab", "", "NULL", "  padded  ", "emoji 😀 and ünïcode", 'only " a quote', "only \\ a backslash"];
     const rows = awkward.map((subject, index) =>
       emailSequenceRow(index + 1, "c1", { subject, body: subject, suggestions: { tips: [subject, null, 3], nested: { quote: '"' } } }),
     );
