@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Logger } from "./logger.ts";
+import { UpstreamError } from "./upstream/errors.ts";
 import { reachPostgres } from "./warehouse/connect.ts";
 
 /**
@@ -183,7 +184,8 @@ export function isOutageNoise(watches: readonly DependencyWatch[], fields: Recor
   // A watch's own lines (they name their dependency) are the ones that report the outage.
   if (fields.dependency !== undefined) return false;
   const cause = fields.err ?? fields.reason ?? fields.error;
-  if (!isConnectionError(cause)) return false;
+  // The upstream's own network errors are the sync's to report, whatever else is down at the time.
+  if (cause instanceof UpstreamError || !isConnectionError(cause)) return false;
   const owner = watches.find((watch) => watch.owns(cause)) ?? watches.find((watch) => watch.down);
   if (owner === undefined) return false;
   owner.failed(cause);

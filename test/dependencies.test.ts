@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DependencyWatch, reachRedis } from "../src/dependencies.ts";
+import { DependencyWatch, isOutageNoise, reachRedis } from "../src/dependencies.ts";
 import { createLogger } from "../src/logger.ts";
 import { reportWorkerError } from "../src/queue/worker.ts";
+import { UpstreamError } from "../src/upstream/errors.ts";
 import { useTestRedis } from "./support/redis.ts";
 import { TcpGate } from "./support/tcp-gate.ts";
 
@@ -67,5 +68,17 @@ describe("a worker's Redis connection that fails", () => {
       [40, "lost hold of a job in Redis; it is done again by whoever takes it up"],
       [50, "worker error"],
     ]);
+  });
+});
+
+describe("isOutageNoise", () => {
+  it("hands another connection's error to the dependency that is down, but never the upstream's own network errors", () => {
+    const { logger } = capture();
+    const watch = new DependencyWatch("Redis", logger);
+    watch.failed(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" }));
+    const unattributed = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const upstream = new UpstreamError("network error ECONNRESET: other side closed", { method: "GET", endpoint: "/campaigns", status: undefined, retryable: true });
+    expect(isOutageNoise([watch], { err: unattributed })).toBe(true);
+    expect(isOutageNoise([watch], { err: upstream })).toBe(false);
   });
 });
