@@ -13,6 +13,8 @@ export interface CampaignStatusRow {
   campaign_uid: string;
   name: string | null;
   status: string | null;
+  /** When the campaign first started sending; with `status`, whether it has events at all. */
+  started_running_at: Date | null;
   leads: number;
   replies: number;
   link_clicks: number;
@@ -71,7 +73,7 @@ export async function campaignStatus(db: Kysely<Database>, account: string, now 
   const [campaigns, lags] = await Promise.all([
     db
       .selectFrom("campaigns as c")
-      .select(["c.uid", "c.name", "c.status"])
+      .select(["c.uid", "c.name", "c.status", "c.started_running_at"])
       .select([count("leads").as("leads"), count("replies").as("replies"), count("link_clicks").as("link_clicks"), count("email_opens").as("email_opens")])
       .where("c._account", "=", account)
       .where("c._deleted_at", "is", null)
@@ -86,6 +88,7 @@ export async function campaignStatus(db: Kysely<Database>, account: string, now 
       campaign_uid: campaign.uid,
       name: campaign.name,
       status: campaign.status,
+      started_running_at: campaign.started_running_at,
       leads: Number(campaign.leads),
       replies: Number(campaign.replies),
       link_clicks: Number(campaign.link_clicks),

@@ -68,6 +68,15 @@ describe("campaigns panel", () => {
     expect(Object.keys(campaign(UIDS.fresh).streams).sort()).toEqual(["campaign_detail", "email_opens", "email_sequences", "leads", "link_clicks", "replies"]);
   });
 
+  it("gives the events rhythm's cadence only to campaigns that started sending", async () => {
+    const withEvents = await warehouseHealth(warehouse.db, ACCOUNT, { ...CADENCE, eventsEveryMs: 60_000 }, NOW);
+    const eventsCadenceOf = (uid: string) => withEvents.campaigns.find((row) => row.uid === uid)?.eventsCadenceMs;
+    expect(eventsCadenceOf(UIDS.fresh)).toBe(60_000);
+    expect(eventsCadenceOf(UIDS.done)).toBe(CADENCE.terminalEveryMs);
+    expect(eventsCadenceOf(UIDS.never)).toBeUndefined();
+    expect(campaign(UIDS.fresh).eventsCadenceMs).toBeUndefined();
+  });
+
   it("counts rows, records still rejected and rows with field issues per campaign", async () => {
     expect(campaign(UIDS.fresh).rows).toEqual({ leads: 2, replies: 1, link_clicks: 1, email_opens: 1 });
     // c-fresh's rejected record was resolved; c-behind's is still met.

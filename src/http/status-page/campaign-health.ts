@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { campaignStatus } from "../../sync/status.ts";
 import type { Database } from "../../warehouse/database.ts";
-import type { Cadence } from "../../queue/cadence.ts";
+import { eventsCadenceOf, type Cadence } from "../../queue/cadence.ts";
 import { freshnessOf, streamCadenceMs, type Freshness } from "./lag.ts";
 
 /**
@@ -159,7 +159,7 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
         streams: campaign.streams,
         lagSeconds,
         cadenceMs: streamCadenceMs("leads", campaign.status, cadence),
-        eventsCadenceMs: cadence.eventsEveryMs === undefined ? undefined : streamCadenceMs("replies", campaign.status, cadence),
+        eventsCadenceMs: eventsCadenceOf(campaign, cadence),
         freshness: freshness.freshness,
         behindStreams: freshness.behind,
         rejected: rejected.get(campaign.campaign_uid) ?? 0,
