@@ -107,15 +107,13 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
   for (const campaignUid of campaignUids) {
     const scope: StreamScope = { account: ctx.account, campaignUid };
+    const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) => keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope));
     const campaignLines: VerifyLine[] = [];
-    for (const stream of COUNTED_STREAMS) campaignLines.push(await countedLine(run, stream, scope));
+    // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice.
+    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : await countedLine(run, stream, scope));
     if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid));
-    const deep = options.deep === "all" || (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok"));
-    if (deep) {
-      for (const [index, stream] of COUNTED_STREAMS.entries()) {
-        const upstream = await upstreamKeys(run, stream, scope);
-        campaignLines[index] = await keyedLine(run, stream, scope, upstream);
-      }
+    if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
+      for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
     }
     lines.push(...campaignLines);
   }

@@ -143,6 +143,22 @@ describe("verify", () => {
     expect(notOk((await verify(fixture.context(), { campaignUid: victim })).lines)).toEqual([]);
   });
 
+  it("compares every key set with --deep=all, reading each listing once", async () => {
+    const victim = await busyCampaign();
+    const paths: string[] = [];
+    rewrite = (path, body) => {
+      paths.push(path);
+      return body;
+    };
+    const result = await verify(fixture.context({ client: deviating }), { campaignUid: victim, deep: "all" });
+    rewrite = (_path, body) => body;
+    expect(notOk(result.lines)).toEqual([]);
+    for (const stream of ["leads", "replies", "link_clicks", "email_opens"]) {
+      expect(result.lines.find((line) => line.stream === stream)?.missingKeys).toEqual({ count: 0, first: [] });
+    }
+    expect(paths.filter((path) => path === "/api/v1/replies/")).toHaveLength(1);
+  });
+
   it("names the lead missing from the warehouse with --deep", async () => {
     const victim = await busyCampaign();
     const db = fixture.warehouse.db;
