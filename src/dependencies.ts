@@ -56,7 +56,8 @@ const CONNECTION_MESSAGES =
 /** Whether an error means a dependency cannot be reached (as opposed to a query or a job that went wrong). */
 export function isConnectionError(error: unknown): boolean {
   if (typeof error === "string") return CONNECTION_MESSAGES.test(error);
-  if (!(error instanceof Error)) return false;
+  // The upstream API is not a dependency: its network errors are the sync's to report, whatever else is down.
+  if (!(error instanceof Error) || error instanceof UpstreamError) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
   if (CONNECTION_MESSAGES.test(error.message)) return true;
@@ -184,8 +185,7 @@ export function isOutageNoise(watches: readonly DependencyWatch[], fields: Recor
   // A watch's own lines (they name their dependency) are the ones that report the outage.
   if (fields.dependency !== undefined) return false;
   const cause = fields.err ?? fields.reason ?? fields.error;
-  // The upstream's own network errors are the sync's to report, whatever else is down at the time.
-  if (cause instanceof UpstreamError || !isConnectionError(cause)) return false;
+  if (!isConnectionError(cause)) return false;
   const owner = watches.find((watch) => watch.owns(cause)) ?? watches.find((watch) => watch.down);
   if (owner === undefined) return false;
   owner.failed(cause);
