@@ -72,19 +72,22 @@ export class WalkCoverage<R> {
 
   /** Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records. */
   async markMissing(db: Executor, scope: StreamScope, at: Date): Promise<void> {
+    const deleted = new Map<SyncedTableName, number>();
     for (const [index, rule] of this.#rules.entries()) {
       if (this.#blocked[index]) continue;
       const keys = [...(this.#keys[index] as Map<string, Record<string, unknown>>).values()];
       const parents = this.#protectedParents[index] as Set<string | number>;
       const protectedRows = rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined;
       // Rules are data typed per stream; the warehouse checks table, scope and key columns at run time.
-      await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows);
+      const marked = await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows);
+      deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
     for (const cascade of this.#stream.cascade ?? []) {
       const parents = this.#rules.find((rule) => rule.table === cascade.from);
-      // Only what this read deleted: children of parents deleted before were cascaded then, and one a listing
-      // brought back since (a reply of a deleted schedule) is live by that listing's word.
-      if (parents) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+      // Only what this read deleted (nearly always nothing, and then no query): children of parents deleted
+      // before were cascaded then, and one a listing brought back since (a reply of a deleted schedule) is
+      // live by that listing's word.
+      if (parents && (deleted.get(cascade.from) ?? 0) > 0) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
     }
   }
 
