@@ -195,12 +195,12 @@ function hasExactly(row: Record<string, unknown>, columns: readonly string[]): b
   return defined === columns.length && columns.every((column) => row[column] !== undefined);
 }
 
-/** Where an execution's own values go in a statement compiled once: a column's array literal, or the sync's instant. */
-class Slot {
-  constructor(readonly column: number | "syncedAt") {}
+/** Stand-ins compiled where an execution's own values go: a column's array literal (by position), and the sync's instant. */
+class LiteralSlot {
+  constructor(readonly index: number) {}
 }
 
-const SYNCED_AT = new Slot("syncedAt");
+const SYNCED_AT = Symbol("syncedAt");
 /** Shapes seen by one process: a few per table (which columns a source sends), so the cache stays small. */
 const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
 
@@ -213,7 +213,7 @@ function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly 
   const shape = [table, source, revive, ...columns].join("\u0000");
   let compiled = compiledStatements.get(shape);
   if (compiled === undefined) {
-    const slots = columns.map((_, index) => new Slot(index));
+    const slots = columns.map((_, index) => new LiteralSlot(index));
     compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
     compiledStatements.set(shape, compiled);
   }
@@ -221,7 +221,7 @@ function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly 
   return (literals: readonly string[], syncedAt: Date): CompiledQuery<UpsertResult> =>
     CompiledQuery.raw(
       text,
-      parameters.map((parameter) => (parameter instanceof Slot ? (parameter === SYNCED_AT ? syncedAt : literals[parameter.column as number]) : parameter)),
+      parameters.map((parameter) => (parameter === SYNCED_AT ? syncedAt : parameter instanceof LiteralSlot ? literals[parameter.index] : parameter)),
     ) as CompiledQuery<UpsertResult>;
 }
 
