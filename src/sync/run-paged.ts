@@ -20,7 +20,10 @@ import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts"
  * total, and none it could not identify. A walk that falls short (records
  * slipped in behind the cursor) walks again from the start, a few times at
  * most. A resumed walk, or an append stream's continuation, proves nothing
- * about what lies before its start: it only lands what it reads.
+ * about what lies before its start: it only lands what it reads. So an
+ * append stream walks from the start again once its last proof is older than
+ * APPEND_PROOF_MS: a record that vanished before its cursor while another
+ * arrived there leaves every count a continuation can check unchanged.
  */
 
 /** Without a budget of the process's (tests of one run), pages are bounded by the walk alone: the one written and the next. */
@@ -29,25 +32,30 @@ const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 /** A walk that cannot prove it saw every record starts over, this many walks at most. */
 const MAX_PASSES = 4;
 
+/** How long an append stream continues at its end before it walks from the start again (about 60 events cycles). */
+export const APPEND_PROOF_MS = 60 * 60 * 1000;
+
 export class IncompleteWalkError extends Error {
   constructor(stream: string, seen: number, total: number, passes: number) {
-    super(`after ${passes} walks of ${stream} from the start, each saw fewer distinct records (last: ${seen}) than the upstream's total (${total})`);
+    super(`after ${passes} walks of ${stream} from the start, each saw fewer distinct records still listed (last: ${seen}) than the upstream's total (${total})`);
     this.name = "IncompleteWalkError";
   }
 }
 
-/** Where a paged walk starts: an interrupted walk resumes, an append stream continues at its end. */
-function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint): WalkStart {
+/** Where a paged walk starts: an interrupted walk resumes, an append stream continues at its end while its last proof is recent. */
+function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint, now: Date): WalkStart {
   const tail = checkpoint.state.tail ?? [];
   const interrupted = checkpoint.scanStartedAt !== null && checkpoint.cursorOffset > 0;
-  const continuing = stream.checkpoint === "append" && checkpoint.lastCompleteScanAt !== null;
+  const { provenAt } = checkpoint.state;
+  const provenRecently = provenAt !== undefined && now.getTime() - Date.parse(provenAt) < APPEND_PROOF_MS;
+  const continuing = stream.checkpoint === "append" && checkpoint.lastCompleteScanAt !== null && provenRecently;
   return interrupted || continuing ? { offset: checkpoint.cursorOffset, tail } : { offset: 0, tail: [] };
 }
 
 export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
-  let start = walkStart(stream as PagedStream<unknown>, checkpoint);
+  let start = walkStart(stream as PagedStream<unknown>, checkpoint, new Date());
   const scanStartedAt = checkpoint.scanStartedAt ?? new Date();
   for (let pass = 1; ; pass += 1) {
     const walkStartedAt = new Date();
@@ -119,9 +127,11 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const fromStart = walkResult.fromStart;
     // Records a walk from the start saw; for a continuation, what the warehouse holds.
     const held = fromStart ? coverage.distinct : await tailHeld(ctx, stream, scope, walkResult.total);
-    const complete = held >= walkResult.total;
-    // Fewer records than the total: some slipped in behind the cursor. More: some this walk saw are gone.
-    const exact = held === walkResult.total;
+    // Records the walk saw vanish are still counted in `held`: without them it must still reach the total.
+    const complete = held - walkResult.vanished >= walkResult.total;
+    // Fewer records than the total: some slipped in behind the cursor. More, or any seen to vanish: some held are gone,
+    // and an equal count may only mean one gone for each that slipped in.
+    const exact = held === walkResult.total && walkResult.vanished === 0;
     if (!exact && pass < MAX_PASSES) {
       ctx.logger.info(
         { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
@@ -148,13 +158,17 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
           fingerprint: appendAtEnd ? fingerprint(lastTail) : null,
           scanStartedAt: null,
           lastCompleteScanAt: completedAt,
-          state: { ...checkpoint.state, ...(proven ? options.completedState : {}), tail: appendAtEnd ? lastTail : [] },
+          state: {
+            ...checkpoint.state,
+            ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString() } : {}),
+            tail: appendAtEnd ? lastTail : [],
+          },
         },
         options.runId,
       );
     });
     result.proven = proven;
-    if (!complete) throw new IncompleteWalkError(stream.name, held, walkResult.total, pass);
+    if (!complete) throw new IncompleteWalkError(stream.name, held - walkResult.vanished, walkResult.total, pass);
     return;
   }
 }

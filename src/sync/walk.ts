@@ -17,7 +17,12 @@ import { isLastPage, servedPageSize } from "../upstream/paging.ts";
  *   without one either, the walk starts over from offset 0.
  * Records inserted before the cursor are not this walk's to find; the engine
  * counts the distinct keys a walk saw against the total to know whether it
- * saw everything (run-paged.ts).
+ * saw everything (run-paged.ts). A count alone is fooled when a record the
+ * walk read vanishes and one it did not read arrives behind the cursor, so
+ * the walk also counts the pages that lost their anchor while the total
+ * dropped: each time, at least one record it read is gone. (A lost anchor
+ * alone proves nothing: a page that repeats its predecessor's last record
+ * looks the same.)
  *
  * The listing ends at an empty page, at a page shorter than the page size the
  * upstream has been serving once the offset has reached the total (see
@@ -54,6 +59,8 @@ export interface WalkResult {
   /** True when the walk covered the listing from offset 0. */
   fromStart: boolean;
   restarts: number;
+  /** Since the walk last started, how many pages lost their anchor while the total dropped: a lower bound on the records it read that vanished. */
+  vanished: number;
 }
 
 export interface WalkOptions<R> {
@@ -98,6 +105,8 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   let tail = [...options.start.tail];
   let fromStart = options.start.offset === 0;
   let restarts = 0;
+  let vanished = 0;
+  let lastTotal = Number.POSITIVE_INFINITY;
   let pageSize = options.pageSize;
 
   const planFrom = (reached: number): Request =>
@@ -113,6 +122,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     if (restarts > maxRestarts) throw new UnstableListingError(maxRestarts);
     tail = [];
     fromStart = true;
+    vanished = 0;
     pageSize = options.pageSize;
     return send({ offset: 0, anchor: "none", reached: 0, again: false });
   };
@@ -133,6 +143,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     if (request.anchor !== "none") {
       const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
       if (anchorAt === -1) {
+        if (request.anchor === "near" && page.total < lastTotal) vanished += 1;
         options.discard?.(page);
         inFlight = request.anchor === "near" ? send({ ...request, offset: Math.max(0, request.reached - overlap), anchor: "wide", again: false }) : restart();
         continue;
@@ -140,6 +151,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       fresh = page.records.slice(anchorAt + 1);
     }
     const nextOffset = request.offset + received;
+    lastTotal = page.total;
     tail = [...tail, ...keys].slice(-TAIL_LENGTH);
     // A page that brings nothing past the anchor and moves the cursor nowhere is the end, whatever the total claims.
     const stalled = fresh.length === 0 && page.rejected.length === 0 && nextOffset <= request.reached;
@@ -147,7 +159,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
     yield { page, nextOffset, tail, fresh, restarts };
-    if (last) return { total: page.total, fromStart, restarts };
+    if (last) return { total: page.total, fromStart, restarts, vanished };
   }
 }
 

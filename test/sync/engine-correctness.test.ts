@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
+import { APPEND_PROOF_MS } from "../../src/sync/run-paged.ts";
 import { CampaignBusyError, runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
@@ -71,6 +72,22 @@ describe("1. a listing that shifts under the cursor", () => {
     expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
   });
 
+  it("walks again when a record it read vanished and another arrived behind the cursor, though the count matches the total", async () => {
+    const h = await harness(150);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    let requests = 0;
+    h.upstream.hook = ({ path, query }) => {
+      if (!isLeadsPage(path, 1)(query)) return undefined;
+      requests += 1;
+      if (requests === 1) leadsOf(h).splice(4, 1); // L5, read on page 1, goes: the next page lost its anchor
+      if (requests === 2) leadsOf(h).unshift(buildLead("L0", 1000)); // and L0 arrives where the walk has been
+      return undefined;
+    };
+    const summary = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(summary.outcome).toBe("succeeded");
+    expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+  });
+
   it("asks an empty page again, and soft-deletes nothing when the listing never shows its rest", async () => {
     const h = await harness(150);
     await runCampaignSync(h.context(), CAMPAIGN);
@@ -85,6 +102,36 @@ describe("1. a listing that shifts under the cursor", () => {
     // Empty pages also hide the anchor, so the walk may give up restarting before it gives up re-walking.
     expect(stuck.failures.map((failure) => failure.error.name)).toEqual([expect.stringMatching(/^(IncompleteWalkError|UnstableListingError)$/)]);
     expect(await liveLeads(h)).toHaveLength(150);
+  });
+});
+
+describe("1b. an append stream's continuation", () => {
+  const openAt = (minute: number) => ({ schedule_id: 1001, opened_on: new Date(Date.UTC(2026, 4, 1, 10, minute)).toISOString() });
+  const liveOpens = async (h: Harness) =>
+    (await h.warehouse.db.selectFrom("email_opens").select("opened_on").where("_deleted_at", "is", null).orderBy("opened_on").execute()).map((row) => row.opened_on.toISOString());
+
+  it("walks from the start again once its last proof is an hour old, and finds what vanished while another arrived before its cursor", async () => {
+    const h = await harness(1);
+    const opens = Array.from({ length: 150 }, (_, minute) => openAt(minute + 10));
+    h.upstream.state.opens.set(CAMPAIGN, opens);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    // One open read before goes, one arrives before the cursor (the listing is in no particular order): the total stays 150.
+    opens.splice(5, 1);
+    opens.unshift(openAt(0));
+    const opensRequested = (since: number) => h.upstream.requests.slice(since).filter((request) => request.startsWith("/api/v1/campaign/email-open-events/"));
+    let since = h.upstream.requests.length;
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    // Within the hour the continuation reads only its end, where nothing changed.
+    expect(opensRequested(since)).toEqual([expect.stringContaining("offset=149")]);
+
+    const key = { account: "acme", campaignUid: CAMPAIGN, stream: "email_opens" };
+    const state = (await loadCheckpoint(h.warehouse.db, key)).state;
+    const anHourAgo = new Date(Date.now() - APPEND_PROOF_MS).toISOString();
+    await h.warehouse.db.updateTable("sync_checkpoints").set({ state: JSON.stringify({ ...state, provenAt: anHourAgo }) }).where("stream", "=", "email_opens").execute();
+    since = h.upstream.requests.length;
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(opensRequested(since)[0]).toContain("offset=0");
+    expect(await liveOpens(h)).toEqual(opens.map((open) => open.opened_on).sort());
   });
 });
 

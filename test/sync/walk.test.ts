@@ -70,7 +70,7 @@ describe("walk", () => {
     const { seen, result, fresh } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     expect(seen).toEqual(new Set(listing));
     expect(fresh).toEqual(listing);
-    expect(result).toEqual({ total: 25, fromStart: true, restarts: 0 });
+    expect(result).toEqual({ total: 25, fromStart: true, restarts: 0, vanished: 0 });
     expect(source.offsets).toEqual([0, 9, 18]);
   });
 
@@ -103,6 +103,31 @@ describe("walk", () => {
     });
     const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     for (const record of listing) expect(seen.has(record)).toBe(true);
+  });
+
+  it("reports a record it read that vanished, although an arrival behind the cursor keeps the count equal to the total", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) listing.splice(2, 1); // r2, read on the first page, goes
+        if (request === 3) listing.splice(4, 0, "late"); // behind the cursor: this walk never reads it
+      },
+    });
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen.size).toBe(listing.length);
+    expect(seen.has("late")).toBe(false);
+    expect(result).toMatchObject({ total: 30, vanished: 1 });
+  });
+
+  it("reports nothing vanished from a listing that only grew or repeated a record", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) listing.splice(3, 0, "new");
+      },
+      repeat: (request) => request === 2,
+    });
+    expect((await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } })).result.vanished).toBe(0);
   });
 
   it("reads the record a deletion pulled across the cursor, although the total stayed the same (issue 16, scenario 1)", async () => {

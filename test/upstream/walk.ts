@@ -97,7 +97,7 @@ function listingsOf(campaignUid: string): Listing[] {
 const emptyKeys = (): SeenKeys => ({ workspaces: [], domains: [], contact_lists: [], campaigns: [], leads: [], replies: [], link_clicks: [], email_opens: [] });
 
 export async function walkAccount(client: UpstreamClient, maxRounds = 10): Promise<AccountWalk> {
-  const latest = new Map<string, { entity: Entity; keys: string[] }>();
+  const latest = new Map<string, { entity: Entity; campaignUid?: string; keys: string[] }>();
   const everSeen = Object.fromEntries(Object.keys(emptyKeys()).map((entity) => [entity, new Set<string>()])) as AccountWalk["everSeen"];
   const campaignsWalked = new Set<string>();
   let rewalks = 0;
@@ -115,7 +115,7 @@ export async function walkAccount(client: UpstreamClient, maxRounds = 10): Promi
     const next = new Map<string, Listing>();
     readings.forEach((reading, index) => {
       const listing = pending[index] as Listing;
-      latest.set(listing.label, { entity: listing.entity, keys: reading.keys });
+      latest.set(listing.label, { entity: listing.entity, campaignUid: listing.campaignUid, keys: reading.keys });
       for (const key of reading.keys) everSeen[listing.entity].add(key);
       rejected += reading.rejected;
       if (!reading.moved) return;
@@ -130,8 +130,10 @@ export async function walkAccount(client: UpstreamClient, maxRounds = 10): Promi
     }
     pending = [...next.values()];
   }
+  // A campaign deleted after its listings were read (the campaigns listing moved, and was read again) takes them with it.
+  const campaigns = new Set(latest.get("campaigns")?.keys);
   const settled = emptyKeys();
-  for (const { entity, keys } of latest.values()) settled[entity].push(...keys);
+  for (const { entity, campaignUid, keys } of latest.values()) if (campaignUid === undefined || campaigns.has(campaignUid)) settled[entity].push(...keys);
   return { settled, everSeen, rewalks, rejected };
 }
 
