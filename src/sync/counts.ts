@@ -1,12 +1,20 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 import type { SyncedTableName } from "../warehouse/tables.ts";
+import type { SyncContext } from "./context.ts";
+import type { PagedStream, StreamScope } from "./stream.ts";
 
 /**
  * What the warehouse holds of one stream, to compare with the upstream's
  * total: its live rows, and the records of it that could not be placed and
  * are still met (not resolved). Every upstream record must be one or the other.
  */
+
+/** A paged listing's total as the upstream answers it now, for the price of one record. */
+export async function listingTotal(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<number> {
+  const page = await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset: 0, limit: 1 }, ctx.signal);
+  return page.total;
+}
 
 export async function liveRows(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>): Promise<number> {
   let query = db.selectFrom(table).select(sql<string>`count(*)`.as("count")).where(sql.ref("_deleted_at"), "is", null);

@@ -2,7 +2,7 @@ import { addStage, stageStart } from "../stage-timings.ts";
 import type { Page } from "../upstream/client.ts";
 import { loadCheckpoint, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
-import { currentRejected, liveRows } from "./counts.ts";
+import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
 import { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
@@ -127,14 +127,18 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const fromStart = walkResult.fromStart;
     // Records a walk from the start saw; for a continuation, what the warehouse holds.
     const held = fromStart ? coverage.distinct : await tailHeld(ctx, stream, scope, walkResult.total);
+    // Real upstreams report a total a few off on one answer. Where the walk saw the listing hold still, asking the total
+    // once more costs one record, and walking again all of them.
+    const stillListing = walkResult.vanished === 0 && walkResult.arrived === 0;
+    const total = held !== walkResult.total && stillListing ? await listingTotal(ctx, stream as PagedStream<unknown>, scope) : walkResult.total;
     // Records the walk saw vanish are still counted in `held`: without them it must still reach the total.
-    const complete = held - walkResult.vanished >= walkResult.total;
+    const complete = held - walkResult.vanished >= total;
     // Fewer records than the total: some slipped in behind the cursor. More, or any seen to vanish: some held are gone,
     // and an equal count may only mean one gone for each that slipped in.
-    const exact = held === walkResult.total && walkResult.vanished === 0;
+    const exact = held === total && walkResult.vanished === 0;
     if (!exact && pass < MAX_PASSES) {
       ctx.logger.info(
-        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
+        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total },
         "the listing moved while it was read; walking again from the start",
       );
       start = { offset: 0, tail: [] };
@@ -154,7 +158,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         key,
         {
           cursorOffset: appendAtEnd ? lastOffset : 0,
-          upstreamTotal: walkResult.total,
+          upstreamTotal: total,
           fingerprint: appendAtEnd ? fingerprint(lastTail) : null,
           scanStartedAt: null,
           lastCompleteScanAt: completedAt,
@@ -168,7 +172,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
       );
     });
     result.proven = proven;
-    if (!complete) throw new IncompleteWalkError(stream.name, held - walkResult.vanished, walkResult.total, pass);
+    if (!complete) throw new IncompleteWalkError(stream.name, held - walkResult.vanished, total, pass);
     return;
   }
 }

@@ -4,7 +4,7 @@ import { columnTypes } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
 import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import type { SyncContext } from "./context.ts";
-import { currentRejected, liveRows } from "./counts.ts";
+import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { recordVerification } from "./verifications.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
@@ -139,8 +139,7 @@ async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | Li
     const listing = await stream.fetch(ctx.client, scope, ctx.signal);
     return listing.records.length + listing.rejected.length;
   }
-  const page = await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset: 0, limit: 1 }, ctx.signal);
-  return page.total;
+  return listingTotal(ctx, stream, scope);
 }
 
 function statusOf(upstream: number, held: number): CheckStatus {

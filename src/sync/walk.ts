@@ -20,9 +20,10 @@ import { isLastPage, servedPageSize } from "../upstream/paging.ts";
  * saw everything (run-paged.ts). A count alone is fooled when a record the
  * walk read vanishes and one it did not read arrives behind the cursor, so
  * the walk also counts the pages that lost their anchor while the total
- * dropped: each time, at least one record it read is gone. (A lost anchor
- * alone proves nothing: a page that repeats its predecessor's last record
- * looks the same.)
+ * dropped (at least one record it read is gone), and the pages whose anchor
+ * came further in while the total rose (at least one arrived behind the
+ * cursor). A moved anchor alone proves nothing: a page that repeats its
+ * predecessor's last record looks the same, and so does the next one.
  *
  * The listing ends at an empty page, at a page shorter than the page size the
  * upstream has been serving once the offset has reached the total (see
@@ -61,6 +62,8 @@ export interface WalkResult {
   restarts: number;
   /** Since the walk last started, how many pages lost their anchor while the total dropped: a lower bound on the records it read that vanished. */
   vanished: number;
+  /** Since the walk last started, how many pages found their anchor further in while the total rose: a lower bound on the records that arrived behind the cursor. */
+  arrived: number;
 }
 
 export interface WalkOptions<R> {
@@ -106,6 +109,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   let fromStart = options.start.offset === 0;
   let restarts = 0;
   let vanished = 0;
+  let arrived = 0;
   let lastTotal = Number.POSITIVE_INFINITY;
   let pageSize = options.pageSize;
 
@@ -123,6 +127,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     tail = [];
     fromStart = true;
     vanished = 0;
+    arrived = 0;
     pageSize = options.pageSize;
     return send({ offset: 0, anchor: "none", reached: 0, again: false });
   };
@@ -148,6 +153,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
         inFlight = request.anchor === "near" ? send({ ...request, offset: Math.max(0, request.reached - overlap), anchor: "wide", again: false }) : restart();
         continue;
       }
+      if (request.anchor === "near" && anchorAt > 0 && page.total > lastTotal) arrived += 1;
       fresh = page.records.slice(anchorAt + 1);
     }
     const nextOffset = request.offset + received;
@@ -159,7 +165,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
     yield { page, nextOffset, tail, fresh, restarts };
-    if (last) return { total: page.total, fromStart, restarts, vanished };
+    if (last) return { total: page.total, fromStart, restarts, vanished, arrived };
   }
 }
 

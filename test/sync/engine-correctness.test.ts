@@ -88,6 +88,19 @@ describe("1. a listing that shifts under the cursor", () => {
     expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
   });
 
+  it("asks the total once more, instead of walking again, when only the last page's total is short", async () => {
+    const h = await harness(150);
+    h.upstream.hook = ({ path, query }) => (path === "/api/v1/leads/" && query.get("offset") === "99" ? { status: 200, body: { data: leadsOf(h).slice(99), total: 148 } } : undefined);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const leadsRequests = h.upstream.requests.filter((request) => request.startsWith("/api/v1/leads/"));
+    expect(leadsRequests.map((request) => new URL(request, "http://upstream").search)).toEqual([
+      `?campaign_uid=${CAMPAIGN}&limit=100&offset=0`,
+      `?campaign_uid=${CAMPAIGN}&limit=100&offset=99`,
+      `?campaign_uid=${CAMPAIGN}&limit=1&offset=0`,
+    ]);
+    expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+  });
+
   it("asks an empty page again, and soft-deletes nothing when the listing never shows its rest", async () => {
     const h = await harness(150);
     await runCampaignSync(h.context(), CAMPAIGN);
