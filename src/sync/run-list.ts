@@ -31,7 +31,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
       const completedAt = new Date();
-      const missing = coverage.identifiesAll ? await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? []) : (checkpoint.state.missing ?? []);
+      const missing = await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? []);
       await coverage.resolveRejected(trx, scope, readStartedAt, completedAt);
       await saveCheckpoint(
         trx,

@@ -149,7 +149,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     await inTransaction(ctx.db, async (trx) => {
       const completedAt = new Date();
       if (proven) {
-        if (coverage.identifiesAll) await coverage.markMissing(trx, scope, completedAt);
+        await coverage.markMissing(trx, scope, completedAt);
         await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
       }
       const appendAtEnd = stream.checkpoint === "append";

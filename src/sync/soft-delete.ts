@@ -15,6 +15,11 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * rule vouches for, the records whose children could not be read (those
  * children are protected, not deleted), and how many distinct records it met,
  * placed or not, to compare with the upstream's total.
+ *
+ * A record that could not be placed still vouches for its row when the key
+ * fields it kept are the row's whole natural key (a reply that lost its
+ * schedule_id keeps its id); any other blocks the rule's soft-deletes, since
+ * the row it would have matched cannot be told apart from one that is gone.
  */
 export class WalkCoverage<R> {
   readonly #stream: StreamDefinition<R>;
@@ -22,7 +27,7 @@ export class WalkCoverage<R> {
   readonly #keys: Map<string, Record<string, unknown>>[];
   /** Per rule: parents whose children's keys could not be read. */
   readonly #protectedParents: Set<string | number>[];
-  /** Per rule: a record whose children could not be read and that names no parent, so the rule cannot delete anything. */
+  /** Per rule: a record the rule cannot identify (unplaced, or whose children could not be read and that names no parent), so it deletes nothing. */
   readonly #blocked: boolean[];
   readonly #seen = new Set<string>();
   readonly #unplaced = new Set<string>();
@@ -40,6 +45,11 @@ export class WalkCoverage<R> {
     for (const record of rejected) this.#unplaced.add(record.recordKey ?? JSON.stringify(record.payload));
     this.#rules.forEach((rule, index) => {
       const keys = this.#keys[index] as Map<string, Record<string, unknown>>;
+      for (const record of rejected) {
+        const key = wholeKey(rule.table, record.readableKey);
+        if (key) keys.set(naturalKeyText(rule.table, key), key);
+        else this.#blocked[index] = true;
+      }
       for (const { value } of records) {
         const vouched = rule.keys(value);
         if (vouched === null) {
@@ -63,11 +73,6 @@ export class WalkCoverage<R> {
   /** Distinct records met, placed or not. */
   get distinct(): number {
     return this.#seen.size + this.#unplaced.size;
-  }
-
-  /** False when a record could not be placed: a row it would have matched cannot be told apart from one that is gone. */
-  get identifiesAll(): boolean {
-    return this.#unplaced.size === 0;
   }
 
   /** Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records. */
@@ -94,31 +99,43 @@ export class WalkCoverage<R> {
   /**
    * For a listing that cannot prove it is whole (no total to check it
    * against): soft-deletes only the rows that `previouslyMissing` (the
-   * previous read's answer) already lacked, and returns the rows this read
-   * lacks for the first time, to be confirmed by the next read.
+   * previous read's answer) already lacked, and returns the rows the next
+   * read is to confirm: those this read lacks for the first time, and, for a
+   * rule this read cannot judge, those the previous read lacked.
    */
   async markMissingTwice(db: Executor, scope: StreamScope, at: Date, previouslyMissing: readonly string[]): Promise<string[]> {
     const before = new Set(previouslyMissing);
-    const firstSeenMissing: string[] = [];
+    const toConfirm: string[] = [];
     for (const [index, rule] of this.#rules.entries()) {
-      if (this.#blocked[index]) continue;
+      if (this.#blocked[index]) {
+        // This read can tell nothing about the rule's rows: what the previous read lacked waits for the next.
+        toConfirm.push(...previouslyMissing.filter((text) => text.startsWith(`${rule.table}:`)));
+        continue;
+      }
       const vouched = this.#keys[index] as Map<string, Record<string, unknown>>;
       const keep: Record<string, unknown>[] = [...vouched.values()];
       for (const row of await liveKeys(db, rule.table, rule.within(scope))) {
         const text = `${rule.table}:${naturalKeyText(rule.table, row)}`;
         if (vouched.has(naturalKeyText(rule.table, row)) || before.has(text)) continue;
         keep.push(row);
-        firstSeenMissing.push(text);
+        toConfirm.push(text);
       }
       await markDeleted(db, rule.table, rule.within(scope) as never, keep as never[], at);
     }
-    return firstSeenMissing;
+    return toConfirm;
   }
 
   /** Rejected records of this stream and scope that this read no longer met are resolved (fixed or gone upstream). */
   async resolveRejected(db: Executor, scope: StreamScope, readStartedAt: Date, at: Date): Promise<void> {
     await resolveRejectedBefore(db, scope, this.#stream.name, readStartedAt, at);
   }
+}
+
+/** The natural key of a row of `table` out of an unplaced record's readable key fields, when they hold all of it. */
+function wholeKey(table: SyncedTableName, readableKey: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (!readableKey) return undefined;
+  const columns = NATURAL_KEYS[table];
+  return columns.every((column) => column in readableKey) ? Object.fromEntries(columns.map((column) => [column, readableKey[column]])) : undefined;
 }
 
 /** The natural keys of the live rows of `table` within `filter`. */

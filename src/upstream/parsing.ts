@@ -26,6 +26,8 @@ export interface RejectedRecord {
   payload: unknown;
   /** What identifies it as far as it can be read (e.g. the id of a reply whose schedule_id is missing), else null. */
   recordKey: string | null;
+  /** The key fields that could be read, by name: what `recordKey` spells out. */
+  readableKey?: Readonly<Record<string, unknown>>;
   /** For a part of a record (a schedule without an id inside a lead): the key of the record it came in. */
   parentKey?: string;
   /** Records below it in the payload that could not be placed because it could not (a lead's schedules, replies, clicks). */
@@ -54,14 +56,8 @@ export function readRecord<N extends RecordTypeName>(type: N, raw: unknown): { r
   const fields = value as Record<string, unknown> | null;
   const unusable = fields === null ? key : key.filter((field) => !isUsableKey(fields[field]));
   if (unusable.length === 0) return { record: { value: value as RecordOf<N>, issues, raw } };
-  return {
-    rejected: {
-      stream: type,
-      reason: keyReason(unusable, issues, fields),
-      payload: raw,
-      recordKey: partialKey(key, fields),
-    },
-  };
+  const readableKey = fields === null ? {} : Object.fromEntries(key.filter((field) => isUsableKey(fields[field])).map((field) => [field, fields[field]]));
+  return { rejected: { stream: type, reason: keyReason(unusable, issues, fields), payload: raw, recordKey: spelledKey(readableKey), readableKey } };
 }
 
 export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
@@ -85,8 +81,7 @@ function keyReason(unusable: readonly string[], issues: readonly FieldIssue[], f
 }
 
 /** The key fields that could be read, as `field=value` pairs, so a record rejected again is recognised as the same one. */
-function partialKey(key: readonly string[], fields: Record<string, unknown> | null): string | null {
-  if (fields === null) return null;
-  const known = key.filter((field) => isUsableKey(fields[field])).map((field) => `${field}=${String(fields[field])}`);
+function spelledKey(readableKey: Readonly<Record<string, unknown>>): string | null {
+  const known = Object.entries(readableKey).map(([field, value]) => `${field}=${String(value)}`);
   return known.length === 0 ? null : known.join("|");
 }

@@ -204,6 +204,32 @@ describe("3. records that are present whatever else is wrong with them", () => {
     expect(await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 1001).executeTakeFirstOrThrow()).toEqual({ _deleted_at: null });
   });
 
+  it("keeps a reply that lost its schedule_id by its id, and still soft-deletes the replies that are gone", async () => {
+    const h = await harness(2);
+    const replyTo = (id: number, scheduleId: number | undefined) => ({
+      id,
+      schedule_id: scheduleId,
+      body_plain_text: "Yes",
+      body_html: "<p>Yes</p>",
+      received_on: "2026-05-01T12:00:00.000Z",
+      reply_classification: "positive" as const,
+      mail_from: "l@example.com",
+      subject: "Re: Step 1",
+    });
+    h.upstream.state.replies.set(CAMPAIGN, [replyTo(77, 1001), replyTo(78, 1002)]);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    // Reply 77 comes without its schedule_id (it cannot be placed, but its id says which row it is); 78 is gone.
+    h.upstream.state.replies.set(CAMPAIGN, [replyTo(77, undefined)]);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    await runCampaignSync(h.context(), CAMPAIGN);
+    const rows = await h.warehouse.db.selectFrom("replies").select(["id", "_deleted_at"]).orderBy("id").execute();
+    expect(rows.map((row) => [Number(row.id), row._deleted_at === null ? "live" : "deleted"])).toEqual([
+      [77, "live"],
+      [78, "deleted"],
+    ]);
+    expect(await currentRejected(h.warehouse.db, "acme", "replies", CAMPAIGN)).toBe(1);
+  });
+
   it("soft-deletes a reply only when two reply listings in a row leave it out, and a schedule's copy does not bring it back", async () => {
     const h = await harness(3);
     const reply = { id: 77, body_plain_text: "Yes", body_html: "<p>Yes</p>", received_on: "2026-05-01T12:00:00.000Z", reply_classification: "positive" as const };

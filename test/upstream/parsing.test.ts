@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidRecordError, UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
+import { readRecords } from "../../src/upstream/parsing.ts";
 import { contactList, emailSequence } from "../../src/upstream/resources.ts";
 import { readTolerant } from "../../src/upstream/tolerant.ts";
 import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
@@ -58,9 +59,14 @@ describe("tolerant parsing", () => {
     ]);
     expect(page).toMatchObject({ total: 4, offset: 0, limit: 100 });
     expect(page.rejected).toEqual([
-      { stream: "campaigns", payload: keyless, recordKey: null, reason: "uid: missing (a key field, so the record cannot be placed)" },
+      { stream: "campaigns", payload: keyless, recordKey: null, readableKey: {}, reason: "uid: missing (a key field, so the record cannot be placed)" },
     ]);
     expect(server.requests).toEqual([`GET ${PATHS.campaigns}?limit=100&offset=0`]);
+  });
+
+  it("keeps the key fields it could read of a rejected record, by name and spelled out", () => {
+    const { rejected } = readRecords("replies", [{ id: 77, schedule_id: null, received_on: "2026-05-01T12:00:00.000Z" }]);
+    expect(rejected).toEqual([expect.objectContaining({ recordKey: "id=77", readableKey: { id: 77 } })]);
   });
 
   it("reads a single record that deviates, and turns one without a usable key into an InvalidRecordError, without retrying", async () => {
