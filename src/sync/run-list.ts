@@ -1,9 +1,8 @@
-import { sql } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { NATURAL_KEYS } from "../warehouse/tables.ts";
+import type { SyncedTableName } from "../warehouse/tables.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
-import { naturalKeyText } from "./natural-keys.ts";
+import { keyRows, naturalKeyText, type KeyRow } from "./natural-keys.ts";
 import { writePage } from "./page-writer.ts";
 import { WalkCoverage } from "./soft-delete.ts";
 import type { ListStream, StreamScope } from "./stream.ts";
@@ -23,7 +22,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   const waitStart = stageStart();
   const listing = await stream.fetch(ctx.client, scope, ctx.signal);
   addStage("fetchWait", waitStart);
-  const known = options.collect && checkpoint.lastCompleteScanAt !== null ? await knownKeys(ctx, stream as ListStream<unknown>, scope) : new Set<string>();
+  const held = await heldKeys(ctx, stream as ListStream<unknown>, scope);
   const coverage = new WalkCoverage(stream);
   coverage.add(listing.records, listing.rejected);
   const counts = await writePage(
@@ -31,7 +30,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
       const completedAt = new Date();
-      const missing = await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? []);
+      const missing = await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? [], held);
       await coverage.resolveRejected(trx, scope, readStartedAt, completedAt);
       await saveCheckpoint(
         trx,
@@ -52,18 +51,16 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   addCounts(result, counts);
   if (!options.collect) return;
   const firstRule = stream.softDelete?.[0];
+  // A first read finds every record new; after it, records with a row (live or not) are known.
+  const known = new Set(checkpoint.lastCompleteScanAt === null || !firstRule ? [] : (held.get(firstRule.table) ?? []).map((row) => row.text));
   result.fresh = listing.records
     .map((record) => record.value)
     .filter((record) => !firstRule || (firstRule.keys(record) ?? []).some((vouched) => !known.has(naturalKeyText(firstRule.table, vouched))));
 }
 
-/** Natural keys of the stream's rows already in the warehouse, to tell new records from known ones. */
-async function knownKeys(ctx: SyncContext, stream: ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
-  const rule = stream.softDelete?.[0];
-  if (!rule) return new Set();
-  const columns = NATURAL_KEYS[rule.table];
-  let query = ctx.db.selectFrom(rule.table).select(columns.map((column) => sql.ref(column).as(column)));
-  for (const [column, value] of Object.entries(rule.within(scope))) query = query.where(sql.ref(column), "=", value);
-  const rows = (await query.execute()) as Record<string, unknown>[];
-  return new Set(rows.map((row) => naturalKeyText(rule.table, row)));
+/** The rows of each soft-delete rule's table in the scope, read before the listing is written. */
+async function heldKeys(ctx: SyncContext, stream: ListStream<unknown>, scope: StreamScope): Promise<Map<SyncedTableName, KeyRow[]>> {
+  const held = new Map<SyncedTableName, KeyRow[]>();
+  for (const rule of stream.softDelete ?? []) held.set(rule.table, await keyRows(ctx.db, rule.table, rule.within(scope), "all"));
+  return held;
 }

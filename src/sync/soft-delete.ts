@@ -5,7 +5,7 @@ import { markDeleted } from "../warehouse/upsert.ts";
 import { arrayLiteral } from "../warehouse/array-literal.ts";
 import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
-import { naturalKeyText } from "./natural-keys.ts";
+import { naturalKeyText, type KeyRow } from "./natural-keys.ts";
 import type { CascadeRule, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -101,9 +101,11 @@ export class WalkCoverage<R> {
    * against): soft-deletes only the rows that `previouslyMissing` (the
    * previous read's answer) already lacked, and returns the rows the next
    * read is to confirm: those this read lacks for the first time, and, for a
-   * rule this read cannot judge, those the previous read lacked.
+   * rule this read cannot judge, those the previous read lacked. `held` has
+   * the rows of each rule's table in the scope as they were before this read
+   * was written (what the read wrote, it vouches for).
    */
-  async markMissingTwice(db: Executor, scope: StreamScope, at: Date, previouslyMissing: readonly string[]): Promise<string[]> {
+  async markMissingTwice(db: Executor, scope: StreamScope, at: Date, previouslyMissing: readonly string[], held: ReadonlyMap<SyncedTableName, readonly KeyRow[]>): Promise<string[]> {
     const before = new Set(previouslyMissing);
     const toConfirm: string[] = [];
     for (const [index, rule] of this.#rules.entries()) {
@@ -114,11 +116,11 @@ export class WalkCoverage<R> {
       }
       const vouched = this.#keys[index] as Map<string, Record<string, unknown>>;
       const keep: Record<string, unknown>[] = [...vouched.values()];
-      for (const row of await liveKeys(db, rule.table, rule.within(scope))) {
-        const text = `${rule.table}:${naturalKeyText(rule.table, row)}`;
-        if (vouched.has(naturalKeyText(rule.table, row)) || before.has(text)) continue;
-        keep.push(row);
-        toConfirm.push(text);
+      for (const row of held.get(rule.table) ?? []) {
+        const missing = `${rule.table}:${row.text}`;
+        if (!row.live || vouched.has(row.text) || before.has(missing)) continue;
+        keep.push(row.key);
+        toConfirm.push(missing);
       }
       await markDeleted(db, rule.table, rule.within(scope) as never, keep as never[], at);
     }
@@ -136,14 +138,6 @@ function wholeKey(table: SyncedTableName, readableKey: Readonly<Record<string, u
   if (!readableKey) return undefined;
   const columns = NATURAL_KEYS[table];
   return columns.every((column) => column in readableKey) ? Object.fromEntries(columns.map((column) => [column, readableKey[column]])) : undefined;
-}
-
-/** The natural keys of the live rows of `table` within `filter`. */
-async function liveKeys(db: Executor, table: SyncedTableName, filter: Record<string, string>): Promise<Record<string, unknown>[]> {
-  const columns = NATURAL_KEYS[table];
-  let query = db.selectFrom(table).select(columns.map((column) => sql.ref(column).as(column))).where(sql.ref("_deleted_at"), "is", null);
-  for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);
-  return (await query.execute()) as Record<string, unknown>[];
 }
 
 /** Resolves the stream's rejected records in the scope (or only the one with `recordKey`) last met before `readStartedAt`. */

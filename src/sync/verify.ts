@@ -1,10 +1,9 @@
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { columnTypes } from "../warehouse/column-arrays.ts";
-import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
-import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
+import type { SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
+import { keyRows } from "./natural-keys.ts";
 import { recordVerification } from "./verifications.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
@@ -223,17 +222,7 @@ async function rejectedLines(db: Kysely<Database>, account: string, campaignUid:
   }));
 }
 
-/** The natural keys of a table's live rows within `filter`, as text in the streams' key form (instants canonical). */
+/** The natural keys of a table's live rows within `filter`, as text in the streams' key form. */
 async function liveKeySet(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>): Promise<Set<string>> {
-  const types = await columnTypes(db, table);
-  const parts = NATURAL_KEYS[table].map((column) =>
-    types.get(column) === "timestamp with time zone" ? sql`to_char(${sql.ref(column)} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT})` : sql`${sql.ref(column)}::text`,
-  );
-  let query = db
-    .selectFrom(table)
-    .select(sql<string>`${sql.join(parts, sql` || '|' || `)}`.as("key"))
-    .where(sql.ref("_deleted_at"), "is", null);
-  for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);
-  const rows = (await query.execute()) as { key: string }[];
-  return new Set(rows.map((row) => row.key));
+  return new Set((await keyRows(db, table, filter, "live")).map((row) => row.text));
 }

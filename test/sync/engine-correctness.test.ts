@@ -206,7 +206,7 @@ describe("3. records that are present whatever else is wrong with them", () => {
 
   it("keeps a reply that lost its schedule_id by its id, and still soft-deletes the replies that are gone", async () => {
     const h = await harness(2);
-    const replyTo = (id: number, scheduleId: number | undefined) => ({
+    const replyTo = (id: number, scheduleId: number) => ({
       id,
       schedule_id: scheduleId,
       body_plain_text: "Yes",
@@ -219,7 +219,7 @@ describe("3. records that are present whatever else is wrong with them", () => {
     h.upstream.state.replies.set(CAMPAIGN, [replyTo(77, 1001), replyTo(78, 1002)]);
     await runCampaignSync(h.context(), CAMPAIGN);
     // Reply 77 comes without its schedule_id (it cannot be placed, but its id says which row it is); 78 is gone.
-    h.upstream.state.replies.set(CAMPAIGN, [replyTo(77, undefined)]);
+    h.upstream.state.replies.set(CAMPAIGN, [{ ...replyTo(77, 1001), schedule_id: null as unknown as number }]);
     await runCampaignSync(h.context(), CAMPAIGN);
     await runCampaignSync(h.context(), CAMPAIGN);
     const rows = await h.warehouse.db.selectFrom("replies").select(["id", "_deleted_at"]).orderBy("id").execute();
