@@ -20,7 +20,10 @@ export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
  * Rows may be partial: only the columns present are inserted or updated, which
  * is how two sources of one table merge without nulling each other's fields,
  * and how a field that could not be read overwrites nothing. Rows of one call
- * that carry different columns are written by one statement per column set.
+ * with the same key are merged first, as if written one after the other (a
+ * later row's values win, a column only an earlier one has is kept); rows
+ * that carry different columns are then written by one statement per column
+ * set.
  * An upsert that changes nothing writes nothing: the conflict update is guarded
  * by IS DISTINCT FROM, so an unchanged replay creates no new tuple.
  *
@@ -78,7 +81,7 @@ export async function upsert<T extends SyncedTableName>(
   if (rows.length === 0) return total;
   const types = await columnTypes(db, table);
   const groupStart = stageStart();
-  const groups = groupByColumns(table, rows);
+  const groups = groupByColumns(table, mergedPerKey(table, rows, types));
   addStage("sqlBuild", groupStart);
   for (const group of groups) {
     const result = await upsertGroup(db, table, group.columns, group.rows, types, syncedAt, options);
@@ -100,16 +103,15 @@ async function upsertGroup(
   if (columns.includes(FIELD_ISSUES) && options.source === undefined) throw new Error(`upsert into ${table}: rows with _field_issues need their source`);
   const buildStart = stageStart();
   const statement = compiledUpsert(db, table, columns, types, options.source ?? "", options.revive ?? true);
-  const unique = lastPerKey(table, rows, types);
   addStage("sqlBuild", buildStart);
   const literalsFrom = (start: number) => {
     const literalsStart = stageStart();
-    const literals = columnLiterals(unique.slice(start, start + ROWS_PER_STATEMENT), columns, types);
+    const literals = columnLiterals(rows.slice(start, start + ROWS_PER_STATEMENT), columns, types);
     addStage("sqlBuild", literalsStart);
     return literals;
   };
   const nextChunk = async (start: number): Promise<string[] | undefined> => {
-    if (start >= unique.length) return undefined;
+    if (start >= rows.length) return undefined;
     await nextTurn(); // lets the driver send the running statement first
     return literalsFrom(start);
   };
@@ -126,24 +128,29 @@ async function upsertGroup(
 }
 
 /**
- * One row per natural key, the last occurrence winning: a statement that met a
- * key twice would fail ("cannot affect row a second time"). Keys are compared
- * as PostgreSQL will: a timestamptz given as a Date or as text is one instant,
- * to the microsecond.
+ * One row per natural key: a statement that met a key twice would fail
+ * ("cannot affect row a second time"). Rows with one key merge in order, each
+ * column taking its last defined value. Keys are compared as PostgreSQL will:
+ * a timestamptz given as a Date or as text is one instant, to the microsecond.
  */
-function lastPerKey<R extends object>(table: SyncedTableName, rows: readonly R[], types: ColumnTypes): readonly R[] {
+function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: ColumnTypes): readonly object[] {
   const key: readonly string[] = NATURAL_KEYS[table];
   const part = (column: string, value: unknown): string => {
     if (value instanceof Date) return `${value.toISOString().slice(0, 23)}000Z`;
     if (typeof value === "string" && types.get(column) === "timestamp with time zone") return parseInstant(value) ?? value;
     return typeof value === "string" ? value : JSON.stringify(value);
   };
-  const byKey = new Map<string, R>();
-  for (const row of rows) {
-    const record = row as Record<string, unknown>;
-    byKey.set(key.map((column) => part(column, record[column])).join("\u0000"), row);
+  const byKey = new Map<string, Record<string, unknown>>();
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    const text = key.map((column) => part(column, row[column])).join("\u0000");
+    const earlier = byKey.get(text);
+    byKey.set(text, earlier === undefined ? row : { ...earlier, ...definedOnly(row) });
   }
   return byKey.size === rows.length ? rows : [...byKey.values()];
+}
+
+function definedOnly(row: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(row).filter(([, value]) => value !== undefined));
 }
 
 interface ColumnGroup {
@@ -262,7 +269,7 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
       ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
       : sql`excluded._observed_at >= t._observed_at AND (${changed} OR excluded._observed_at > t._observed_at)`;
 
-  // Rows arrive with one row per key (lastPerKey), so the input needs no sort to be conflict-free.
+  // Rows arrive with one row per key (mergedPerKey), so the input needs no sort to be conflict-free.
   return (literals: readonly unknown[], syncedAt: unknown) => {
     // What the input row becomes on insert: a source's issues are stored under the source's name.
     const inserted = (column: string): RawBuilder<unknown> =>

@@ -93,6 +93,15 @@ describe.each(backends)("upsert on $name", (backend) => {
     expect(await db.selectFrom("contacts").select("bounced").where("id", "=", 7).executeTakeFirst()).toEqual({ bounced: true });
   });
 
+  it("merges duplicate keys that carry different columns in order, whatever their column sets", async () => {
+    const { db } = warehouse();
+    // Row 7 first with every column, then without email_id (unreadable this time), then bounced alone changes.
+    const batch = [contactRow(7, { bounced: false }), { id: 7, bounced: true, unsubscribed: true, _extra: null }, contactRow(8), { id: 7, bounced: false, unsubscribed: true, _extra: null }];
+    expect(await upsert(db, "contacts", batch, T1)).toEqual({ inserted: 2, updated: 0 });
+    const stored = await db.selectFrom("contacts").select(["email_id", "bounced", "unsubscribed"]).where("id", "=", 7).executeTakeFirst();
+    expect(stored).toEqual({ email_id: contactRow(7).email_id, bounced: false, unsubscribed: true });
+  });
+
   it("treats one instant written two ways as one key", async () => {
     const { db } = warehouse();
     const click = { campaign_uid: "c1", schedule_id: 9, link: "https://example.com/demo" };
