@@ -25,6 +25,7 @@ let queues: Queues;
 let guarded: HttpServer;
 let demo: HttpServer;
 let failedJobId: string;
+let upstream: ReturnType<typeof trackUpstreamAnswers>;
 
 /** A campaign-sync job as discovery adds it (enqueueCampaignSyncs): campaign data, deduplicated per campaign. */
 async function enqueue(campaignUid: string): Promise<void> {
@@ -64,7 +65,7 @@ beforeAll(async () => {
   await enqueue(UIDS.fresh);
   await redis.set(rateBudgetKeys(testRedis.prefix, ACCOUNT).pause, "1", "PX", 60_000);
 
-  const upstream = trackUpstreamAnswers();
+  upstream = trackUpstreamAnswers();
   upstream.hooks.onResponse?.({ endpoint: "/api/v1/campaigns/", method: "GET", status: 200, durationMs: 12.4, attempt: 1 });
   const page = { account: ACCOUNT, db: warehouse.db, cadence: CADENCE, rateLimitPerSecond: 10, upstream, clock: () => NOW };
   guarded = await startHttpServer({
@@ -116,6 +117,20 @@ describe("status page routes", () => {
     expect(snapshot.dependencies).toMatchObject({ warehouse: "ok", redis: "ok", upstream: { answer: { status: 200, durationMs: 12 } } });
     expect(snapshot.warehouse.ok && snapshot.warehouse.value.campaigns.map((campaign) => campaign.uid)).toEqual([UIDS.fresh, UIDS.behind, UIDS.never, UIDS.done]);
     expect(snapshot.requests.ok && snapshot.requests.value.budgetPerMinute).toBe(600);
+  });
+});
+
+describe("snapshots", () => {
+  it("are shared by the refreshes of each query shape, not only the default one", async () => {
+    type Answer = { dependencies: { upstream: { answer: { durationMs: number } } } };
+    const durationOf = async (path: string) => ((await (await get(guarded, path)).json()) as Answer).dependencies.upstream.answer.durationMs;
+    const shapes = ["/api/status?runs=7&days=9", "/api/status?runs=8"];
+    const first = await Promise.all(shapes.map(durationOf));
+    upstream.hooks.onResponse?.({ endpoint: "/api/v1/campaigns/", method: "GET", status: 200, durationMs: 99, attempt: 1 });
+    // Within the snapshot's two seconds, each shape answers what it read first.
+    expect(await Promise.all(shapes.map(durationOf))).toEqual(first);
+    expect(await durationOf("/api/status?runs=3")).toBe(99);
+    upstream.hooks.onResponse?.({ endpoint: "/api/v1/campaigns/", method: "GET", status: 200, durationMs: 12.4, attempt: 1 });
   });
 });
 

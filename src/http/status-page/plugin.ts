@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
+import { perShape } from "./per-shape.ts";
 import { renderPage, renderPanels } from "./render-page.ts";
 import { collectStatus, DEFAULT_SHAPE, periodicHeavyReads, SnapshotCache, type SnapshotShape, type StatusSnapshot, type StatusSources } from "./snapshot.ts";
 
@@ -15,7 +16,8 @@ import { collectStatus, DEFAULT_SHAPE, periodicHeavyReads, SnapshotCache, type S
  * Each takes `?runs=` (bars in the runs chart) and `?days=` (days of
  * engagement); the page passes its own query on to its refreshes. The
  * funnel, the days and the field-issue counts are read once a minute in the
- * background (the panels say how old they are); everything else on each read.
+ * background (the panels say how old they are); everything else at most every
+ * two seconds, per shape of query, however many tabs refresh.
  */
 
 export interface StatusPageOptions extends StatusSources {
@@ -40,7 +42,10 @@ const shapeQuery = z.object({
 export const statusPagePlugin: FastifyPluginAsync<StatusPageOptions> = async (app, options) => {
   const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
   const heavy = periodicHeavyReads(options, HEAVY_MAX_AGE_MS, HEAVY_FIRST_WAIT_MS);
-  const cache = new SnapshotCache(() => collectStatus(options, DEFAULT_SHAPE, heavy), SNAPSHOT_MAX_AGE_MS);
+  const cacheOf = perShape((key) => {
+    const [runs, days] = key.split(":").map(Number) as [number, number];
+    return new SnapshotCache(() => collectStatus(options, { runs, days }, heavy), SNAPSHOT_MAX_AGE_MS);
+  });
 
   /** The snapshot the query asks for, or undefined after answering 400. */
   async function snapshotFor(query: unknown, reply: FastifyReply): Promise<StatusSnapshot | undefined> {
@@ -50,8 +55,7 @@ export const statusPagePlugin: FastifyPluginAsync<StatusPageOptions> = async (ap
       return undefined;
     }
     const shape: SnapshotShape = parsed.data;
-    const isDefault = shape.runs === DEFAULT_SHAPE.runs && shape.days === DEFAULT_SHAPE.days;
-    return isDefault ? cache.get() : collectStatus(options, shape, heavy);
+    return cacheOf(`${shape.runs}:${shape.days}`).get();
   }
 
   const sendHtml = (reply: FastifyReply, body: string) => reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send(body);

@@ -9,6 +9,7 @@ import { fleetStatus, type FleetSources, type FleetStatus } from "./fleet.ts";
 import type { Cadence } from "../../queue/cadence.ts";
 import type { LastUpstreamAnswer } from "./last-answer.ts";
 import { PeriodicRead, type Section } from "./periodic-read.ts";
+import { perShape } from "./per-shape.ts";
 import { recentRuns, requestsPerMinute, type MinuteOfRequests, type RunBar } from "./runs.ts";
 
 /**
@@ -109,13 +110,13 @@ function directHeavyReads(sources: StatusSources): HeavyReads {
   };
 }
 
-/** Reads them at most once per `maxAgeMs`, in the background (see PeriodicRead); other day windows are read directly. */
+/** Reads them at most once per `maxAgeMs` (each day window on its own), in the background (see PeriodicRead). */
 export function periodicHeavyReads(sources: StatusSources, maxAgeMs: number, firstWaitMs: number): HeavyReads {
   const direct = directHeavyReads(sources);
-  const engagementOfDefault = new PeriodicRead(() => direct.engagement(DEFAULT_SHAPE.days), maxAgeMs, firstWaitMs);
+  const engagementOf = perShape((days) => new PeriodicRead(() => direct.engagement(Number(days)), maxAgeMs, firstWaitMs));
   const quality = new PeriodicRead(() => direct.quality(), maxAgeMs, firstWaitMs);
   return {
-    engagement: (days) => (days === DEFAULT_SHAPE.days ? engagementOfDefault.get() : direct.engagement(days)),
+    engagement: (days) => engagementOf(String(days)).get(),
     quality: () => quality.get(),
   };
 }
