@@ -20,13 +20,17 @@ export interface CampaignStatusRow {
   link_clicks: number;
   email_opens: number;
   streams: Record<string, Date | null>;
+  /** When the stalest stream that runs every cycle last completed; null when one never did. */
+  stalest_scan_at: Date | null;
   lag_seconds: number | null;
 }
 
 export interface CampaignLag {
   /** Stream name to the time of its last complete scan. */
   streams: Record<string, Date | null>;
-  /** Seconds since the stalest stream that runs every cycle last completed; null when one never did. */
+  /** When the stalest stream that runs every cycle last completed; null when one never did. */
+  stalestScanAt: Date | null;
+  /** Seconds since then, rounded. */
   lagSeconds: number | null;
 }
 
@@ -62,7 +66,8 @@ export async function campaignLag(db: Kysely<Database>, account: string, now = n
         .filter(([stream]) => countsTowardLag(stream, campaign.status))
         .map(([, time]) => time);
       const oldest = times.length === 0 || times.includes(null) ? null : Math.min(...times.map((time) => (time as Date).getTime()));
-      return [campaign.uid, { streams, lagSeconds: oldest === null ? null : Math.round((now.getTime() - oldest) / 1000) }];
+      const stalestScanAt = oldest === null ? null : new Date(oldest);
+      return [campaign.uid, { streams, stalestScanAt, lagSeconds: oldest === null ? null : Math.round((now.getTime() - oldest) / 1000) }];
     }),
   );
 }
@@ -94,6 +99,7 @@ export async function campaignStatus(db: Kysely<Database>, account: string, now 
       link_clicks: Number(campaign.link_clicks),
       email_opens: Number(campaign.email_opens),
       streams: lag?.streams ?? {},
+      stalest_scan_at: lag?.stalestScanAt ?? null,
       lag_seconds: lag?.lagSeconds ?? null,
     };
   });

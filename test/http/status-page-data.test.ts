@@ -6,7 +6,9 @@ import { recentRuns, requestsPerMinute, spreadPerMinute } from "../../src/http/s
 import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { openMigratedWarehouse } from "../queue/warehouse.ts";
-import { ACCOUNT, ACCOUNT_ERROR, BEHIND_ERROR, CADENCE, NOW, seedStatusRows, UIDS } from "./status-page-rows.ts";
+import { upsert } from "../../src/warehouse/upsert.ts";
+import { campaignListingRow } from "../warehouse/rows.ts";
+import { ACCOUNT, ACCOUNT_ERROR, BEHIND_ERROR, CADENCE, CAMPAIGN_STREAMS, NOW, seedStatusRows, UIDS } from "./status-page-rows.ts";
 
 /** The queries behind each panel of the status page, against a warehouse whose rows the test wrote. */
 
@@ -92,6 +94,26 @@ describe("campaigns panel", () => {
     expect(campaign(UIDS.behind).lastError).toMatchObject({ message: BEHIND_ERROR, stream: "email_opens", current: true });
     expect(campaign(UIDS.done).lastError).toMatchObject({ message: "old failure", current: false });
     expect(campaign(UIDS.fresh).lastError).toBeNull();
+  });
+
+  it("judges recovery from the exact scan times: a scan a few hundred milliseconds after the error counts, one before it does not", async () => {
+    const account = "sub-second";
+    const errorAt = new Date(NOW.getTime() - 10 * 60_000);
+    const offsets = { "c-after": 300, "c-before": -300 };
+    await upsert(warehouse.db, "campaigns", Object.keys(offsets).map((uid) => ({ ...campaignListingRow(uid, { status: "running" }), _account: account })), errorAt);
+    for (const [uid, offsetMs] of Object.entries(offsets)) {
+      const scannedAt = new Date(errorAt.getTime() + offsetMs);
+      await warehouse.db
+        .insertInto("sync_checkpoints")
+        .values(CAMPAIGN_STREAMS.map((stream) => ({ account, campaign_uid: uid, stream, last_complete_scan_at: scannedAt, updated_at: scannedAt })))
+        .execute();
+      await warehouse.db
+        .insertInto("sync_runs")
+        .values({ account, scope: uid, trigger: "worker", started_at: errorAt, finished_at: errorAt, outcome: "partial", requests: 1, errors: JSON.stringify([{ campaign_uid: uid, stream: "leads", message: "boom" }]) })
+        .execute();
+    }
+    const judged = await warehouseHealth(warehouse.db, account, CADENCE, NOW);
+    expect(Object.fromEntries(judged.campaigns.map((row) => [row.uid, row.lastError?.current]))).toEqual({ "c-after": false, "c-before": true });
   });
 
   it("reports the account-level streams, their rejected records and their last error", () => {

@@ -50,9 +50,6 @@ export interface AccountHealth {
 /** Only the latest runs with errors are read: the page shows each scope's last error, not its history. */
 const ERROR_RUNS_READ = 500;
 
-/** campaignLag() rounds to whole seconds; a scan within this of an error is not taken as proof of recovery. */
-const LAG_ROUNDING_MS = 1_000;
-
 interface ErrorRow {
   campaign_uid: string | null;
   run_id: number;
@@ -147,10 +144,8 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
       lastError: recordedError(errors.get(null), (at) => allScannedAfter(streams, at)),
     },
     campaigns: campaigns.map((campaign) => {
-      const { lag_seconds: lagSeconds } = campaign;
+      const { lag_seconds: lagSeconds, stalest_scan_at: stalestScan } = campaign;
       const freshness = freshnessOf(campaign.status, campaign.streams, cadence, now);
-      // Recovered once the stalest stream that counts towards the lag completed after the error.
-      const stalestScan = lagSeconds === null ? null : now.getTime() - lagSeconds * 1000;
       return {
         uid: campaign.campaign_uid,
         name: campaign.name,
@@ -163,7 +158,8 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
         freshness: freshness.freshness,
         behindStreams: freshness.behind,
         rejected: rejected.get(campaign.campaign_uid) ?? 0,
-        lastError: recordedError(errors.get(campaign.campaign_uid), (at) => stalestScan !== null && stalestScan - LAG_ROUNDING_MS > at.getTime()),
+        // Recovered once the stalest stream that counts towards the lag completed after the error.
+        lastError: recordedError(errors.get(campaign.campaign_uid), (at) => stalestScan !== null && stalestScan > at),
       };
     }),
   };
