@@ -186,6 +186,9 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     },
   );
 
+  // Both verification gauges show the same row: one read per scrape serves them.
+  const lastVerificationOfScrape = sharedForAMoment((source: CheckpointSource) => lastVerification(source.db, source.account));
+
   warehouseGauge(
     {
       name: METRIC_NAMES.verifyProblems,
@@ -193,16 +196,16 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["stream", "check"],
       what: "the last verification",
     },
-    async (gauge, { db, account }) => {
-      const last = await lastVerification(db, account);
+    async (gauge, source) => {
+      const last = await lastVerificationOfScrape(source);
       for (const line of last?.problems ?? []) gauge.inc({ stream: line.stream, check: line.status });
     },
   );
 
   warehouseGauge(
     { name: METRIC_NAMES.verifyFinished, help: "When the last verification finished (Unix seconds); absent when none ran.", what: "the last verification" },
-    async (gauge, { db, account }) => {
-      const last = await lastVerification(db, account);
+    async (gauge, source) => {
+      const last = await lastVerificationOfScrape(source);
       if (last) gauge.set(last.finishedAt.getTime() / 1000);
     },
   );
@@ -229,5 +232,14 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     watchCheckpoints: (source) => {
       checkpoints = source;
     },
+  };
+}
+
+/** A read whose answer is shared by every caller within `forMs` of its start: the gauges of one scrape read it once. */
+function sharedForAMoment<A, T>(read: (argument: A) => Promise<T>, forMs = 1_000): (argument: A) => Promise<T> {
+  let latest: { at: number; answer: Promise<T> } | undefined;
+  return (argument) => {
+    if (latest === undefined || Date.now() - latest.at >= forMs) latest = { at: Date.now(), answer: read(argument) };
+    return latest.answer;
   };
 }
