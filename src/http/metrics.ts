@@ -187,7 +187,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
   );
 
   // Both verification gauges show the same row: one read per scrape serves them.
-  const lastVerificationOfScrape = sharedForAMoment((source: CheckpointSource) => lastVerification(source.db, source.account));
+  const lastVerificationOfScrape = sharedWhileRunning((source: CheckpointSource) => lastVerification(source.db, source.account));
 
   warehouseGauge(
     {
@@ -235,11 +235,17 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
   };
 }
 
-/** A read whose answer is shared by every caller within `forMs` of its start: the gauges of one scrape read it once. */
-function sharedForAMoment<A, T>(read: (argument: A) => Promise<T>, forMs = 1_000): (argument: A) => Promise<T> {
-  let latest: { at: number; answer: Promise<T> } | undefined;
+/**
+ * A read shared by the callers that arrive while it runs. The registry
+ * collects every metric of a scrape at once, so the gauges of one scrape read
+ * it once, and the next scrape reads it anew.
+ */
+function sharedWhileRunning<A, T>(read: (argument: A) => Promise<T>): (argument: A) => Promise<T> {
+  let running: Promise<T> | undefined;
   return (argument) => {
-    if (latest === undefined || Date.now() - latest.at >= forMs) latest = { at: Date.now(), answer: read(argument) };
-    return latest.answer;
+    running ??= read(argument).finally(() => {
+      running = undefined;
+    });
+    return running;
   };
 }
