@@ -69,11 +69,16 @@ export class RecordDrift {
     this.enumSalt = hash32(seed, 0xe7_0a);
   }
 
-  /** The record as `endpoint` serves it under the current settings: the clean record itself when nothing deviates. */
-  apply(settings: RuntimeSettings, endpoint: string, record: unknown): unknown {
+  /**
+   * What turns a clean record into the one `endpoint` serves under the current settings (the clean record
+   * itself when nothing deviates). Decided once per answer, then applied to each of its records.
+   */
+  applier(settings: RuntimeSettings, endpoint: string): (record: unknown) => unknown {
     const pass = this.pass(settings, endpoint);
     const shape = ENDPOINT_SHAPES[endpoint];
-    return pass && shape && isObject(record) ? this.object(pass, this.compile(shape), record, 0, undefined) : record;
+    if (!pass || !shape) return (record) => record;
+    const compiled = this.compile(shape);
+    return (record) => (isObject(record) ? this.object(pass, compiled, record, 0, undefined) : record);
   }
 
   /** The deviations `endpoint` gives this clean record under the current settings (what apply() changes). */

@@ -36,7 +36,8 @@ export interface ListingSource<T> {
 function renderAll<T>(context: EmulatorContext, endpoint: string, records: readonly T[], render: (record: T) => unknown): unknown[] {
   const { settings, recordDrift } = context;
   if (settings.drift === "none") return records.map(render);
-  return records.map((record) => recordDrift.apply(settings, endpoint, render(record)));
+  const drift = recordDrift.applier(settings, endpoint);
+  return records.map((record) => drift(render(record)));
 }
 
 export function servePage<T>(context: EmulatorContext, request: FastifyRequest, query: PageQuery, source: ListingSource<T>): Page {
@@ -72,5 +73,5 @@ export function serveAll<T>(context: EmulatorContext, endpoint: string, collecti
 
 /** One record as `endpoint` serves it. */
 export function serveRecord(context: EmulatorContext, endpoint: string, record: unknown): unknown {
-  return context.settings.drift === "none" ? record : context.recordDrift.apply(context.settings, endpoint, record);
+  return context.settings.drift === "none" ? record : context.recordDrift.applier(context.settings, endpoint)(record);
 }
