@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database, RunOutcome } from "../warehouse/database.ts";
 import { runLockName, type RunLock, type RunLocks } from "../warehouse/run-locks.ts";
-import type { RunTrigger, SyncContext } from "./context.ts";
+import type { SyncContext } from "./context.ts";
 import type { StreamResult } from "./engine.ts";
 
 /**
@@ -60,16 +60,18 @@ export class RunLedger {
    * `ctx.client` must be the run's own view (UpstreamClient#tallied), whose counts are the run's.
    * `rhythm` says which of a campaign's rhythms the run is (null for a run of everything).
    */
-  static async open(ctx: SyncContext, scope: string | null, rhythm: "leads" | "events" | null = null, trigger: RunTrigger = ctx.trigger): Promise<RunLedger> {
+  static async open(ctx: SyncContext, scope: string | null, rhythm: "leads" | "events" | null = null, heldAs?: string): Promise<RunLedger> {
     const startedAt = new Date();
     // The run holds a lock of its own while it lasts, taken before its row exists, so that a sweep never
-    // mistakes it for a dead process's run; runs whose lock nobody holds are closed now.
-    const holder = ctx.locks ? runLockName() : null;
-    const lock = holder === null ? undefined : ((await ctx.locks?.acquire(holder)) ?? undefined);
-    if (ctx.locks) await closeAbandonedRuns(ctx.db, ctx.locks, ctx.account, startedAt);
+    // mistakes it for a dead process's run. A campaign's run took it with the campaign's locks (`heldAs`).
+    const holder = heldAs ?? (ctx.locks ? runLockName() : null);
+    const lock = holder === null || heldAs !== undefined ? undefined : ((await ctx.locks?.acquire([holder])) ?? undefined);
+    // Runs whose lock nobody holds are closed by the account's runs (discovery, full syncs) and at the worker's
+    // start, not by each campaign's: those come every minute.
+    if (ctx.locks && scope === null) await closeAbandonedRuns(ctx.db, ctx.locks, ctx.account, startedAt);
     const row = await ctx.db
       .insertInto("sync_runs")
-      .values({ account: ctx.account, scope, rhythm, trigger, started_at: startedAt, outcome: "running", holder })
+      .values({ account: ctx.account, scope, rhythm, trigger: ctx.trigger, started_at: startedAt, outcome: "running", holder })
       .returning("id")
       .executeTakeFirstOrThrow();
     return new RunLedger(ctx.db, Number(row.id), startedAt, ctx, lock);
@@ -152,9 +154,10 @@ export class RunLedger {
 /**
  * Closes as aborted the account's runs still `running` whose process is gone:
  * no session holds the lock the run named as its holder (PostgreSQL released
- * it when that process's connection ended). Called when a run opens, when the
- * worker starts and after each discovery, so a dead worker's runs are closed
- * within one discovery period. Returns how many it closed.
+ * it when that process's connection ended). Called when an account's run
+ * opens (each discovery, each full sync) and when the worker starts, so a dead
+ * worker's runs are closed within one discovery period. Returns how many it
+ * closed.
  */
 export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, account: string, at: Date = new Date()): Promise<number> {
   const running = await db.selectFrom("sync_runs").select(["id", "holder"]).where("account", "=", account).where("outcome", "=", "running").execute();

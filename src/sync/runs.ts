@@ -1,5 +1,5 @@
 import PQueue from "p-queue";
-import { campaignLockName, type RunLock } from "../warehouse/run-locks.ts";
+import { campaignLockName, runLockName } from "../warehouse/run-locks.ts";
 import { syncCampaign, type Rhythm } from "./campaign-sync.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, SyncAbortedError, type StreamResult } from "./engine.ts";
@@ -36,13 +36,13 @@ export interface FullSyncOptions {
 
 async function withLedger(
   ctx: SyncContext,
-  scope: { campaignUid: string | null; rhythm?: Rhythm },
+  scope: { campaignUid: string | null; rhythm?: Rhythm; heldAs?: string },
   work: (run: SyncContext, ledger: RunLedger) => Promise<void>,
 ): Promise<RunSummary> {
   // Runs may share one client (a worker's concurrent jobs): each counts its requests through a view of its own,
   // and the events rhythm's requests go first: freshness is bought with the shared request budget before walks are.
   const run: SyncContext = { ...ctx, client: ctx.client.tallied({ priority: scope.rhythm === "events" ? EVENTS_PRIORITY : 0 }) };
-  const ledger = await RunLedger.open(run, scope.campaignUid, scope.rhythm === undefined || scope.rhythm === "all" ? null : scope.rhythm);
+  const ledger = await RunLedger.open(run, scope.campaignUid, scope.rhythm === undefined || scope.rhythm === "all" ? null : scope.rhythm, scope.heldAs);
   try {
     await work(run, ledger);
   } catch (error) {
@@ -71,28 +71,18 @@ interface HeldCampaign {
 
 /**
  * Takes the campaign's run locks for `rhythm` (both for `all`), so that one
- * rhythm of a campaign is synced by one process at a time; throws
- * CampaignBusyError, holding nothing, when another process holds one.
+ * rhythm of a campaign is synced by one process at a time, together with
+ * `holder` (the lock the campaign's run row names) when given: one session
+ * holds them all. Throws CampaignBusyError, holding nothing, when another
+ * process holds one.
  */
-async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhythm): Promise<HeldCampaign> {
+async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhythm, holder?: string): Promise<HeldCampaign> {
   if (!ctx.locks) return { ctx, release: async () => undefined };
   const rhythms = rhythm === "all" ? (["leads", "events"] as const) : [rhythm];
-  const held: RunLock[] = [];
-  for (const each of rhythms) {
-    const lock = await ctx.locks.acquire(campaignLockName(ctx.account, campaignUid, each));
-    if (lock === null) {
-      for (const other of held) await other.release();
-      throw new CampaignBusyError(campaignUid);
-    }
-    held.push(lock);
-  }
-  const signal = AbortSignal.any([...(ctx.signal ? [ctx.signal] : []), ...held.map((lock) => lock.signal)]);
-  return {
-    ctx: { ...ctx, signal },
-    release: async () => {
-      for (const lock of held) await lock.release();
-    },
-  };
+  const names = [...rhythms.map((each) => campaignLockName(ctx.account, campaignUid, each)), ...(holder === undefined ? [] : [holder])];
+  const lock = await ctx.locks.acquire(names);
+  if (lock === null) throw new CampaignBusyError(campaignUid);
+  return { ctx: { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal }, release: () => lock.release() };
 }
 
 async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRef[]> {
@@ -124,9 +114,10 @@ export async function runDiscovery(ctx: SyncContext): Promise<RunSummary & { cam
  * Throws CampaignBusyError when another process syncs it right now.
  */
 export async function runCampaignSync(ctx: SyncContext, campaignUid: string, rhythm: Rhythm = "all"): Promise<RunSummary> {
-  const held = await holdCampaign(ctx, campaignUid, rhythm);
+  const holder = runLockName();
+  const held = await holdCampaign(ctx, campaignUid, rhythm, holder);
   try {
-    return await withLedger(held.ctx, { campaignUid, rhythm }, async (run, ledger) => {
+    return await withLedger(held.ctx, { campaignUid, rhythm, heldAs: ctx.locks ? holder : undefined }, async (run, ledger) => {
       await syncCampaign(run, campaignUid, ledger.runId, (result) => ledger.add(result), rhythm);
     });
   } finally {

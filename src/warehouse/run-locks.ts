@@ -9,7 +9,8 @@ import type { Database } from "./database.ts";
  * Redis), and whatever happens to Redis's keys.
  *
  * On PostgreSQL a lock is a session-level advisory lock held by a connection
- * of its own for the whole run: PostgreSQL releases it when that session ends,
+ * of its own for the whole run (one connection for all the locks a run
+ * takes): PostgreSQL releases them when that session ends,
  * so a process killed mid-run frees it at once, and a holder that loses the
  * connection (a restart, a failover) is told through its signal to stop before
  * someone else takes over. The embedded PGlite serves one process, so an
@@ -23,8 +24,8 @@ export interface RunLock {
 }
 
 export interface RunLocks {
-  /** The lock, or null while another session holds it. */
-  acquire(name: string): Promise<RunLock | null>;
+  /** The locks of `names`, all held together, or null (holding none) while another session holds one of them. */
+  acquire(names: readonly string[]): Promise<RunLock | null>;
   /** Which of `names` some session holds right now. */
   held(db: Kysely<Database>, names: readonly string[]): Promise<ReadonlySet<string>>;
 }
@@ -55,7 +56,8 @@ export class AdvisoryLocks implements RunLocks {
     return `${this.#schema}/${name}`;
   }
 
-  async acquire(name: string): Promise<RunLock | null> {
+  async acquire(names: readonly string[]): Promise<RunLock | null> {
+    const label = names.join(", ");
     // Keepalive: a server that vanishes without closing the connection (a failover, a partition) must still be
     // noticed, since the lock dies with the server's session.
     const client = new pg.Client({
@@ -70,11 +72,14 @@ export class AdvisoryLocks implements RunLocks {
     client.on("error", (error) => {
       if (released) return;
       this.#onConnectionError(error);
-      lost.abort(new Error(`lost the lock ${name}: ${error.message}`));
+      lost.abort(new Error(`lost the lock ${label}: ${error.message}`));
     });
     await client.connect();
     try {
-      const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held", [this.#key(name)]);
+      // Every lock is tried (one round trip); when one is taken elsewhere, ending the session lets go of the others.
+      const { rows } = await client.query<{ held: boolean }>("SELECT bool_and(pg_try_advisory_lock(hashtextextended(name, 0))) AS held FROM unnest($1::text[]) AS name", [
+        names.map((name) => this.#key(name)),
+      ]);
       if (rows[0]?.held !== true) {
         released = true;
         await client.end();
@@ -114,13 +119,13 @@ export class AdvisoryLocks implements RunLocks {
 export class InProcessLocks implements RunLocks {
   readonly #held = new Set<string>();
 
-  async acquire(name: string): Promise<RunLock | null> {
-    if (this.#held.has(name)) return null;
-    this.#held.add(name);
+  async acquire(names: readonly string[]): Promise<RunLock | null> {
+    if (names.some((name) => this.#held.has(name))) return null;
+    for (const name of names) this.#held.add(name);
     return {
       signal: new AbortController().signal,
       release: async () => {
-        this.#held.delete(name);
+        for (const name of names) this.#held.delete(name);
       },
     };
   }

@@ -307,13 +307,38 @@ describe("7. smaller, same spirit", () => {
     ]);
   });
 
+  it("holds a campaign's run with one session: the campaign's lock and the lock its run row names", async () => {
+    const h = await harness(10);
+    const { reached, release } = holdRequests(h.upstream, "/api/v1/leads/");
+    const running = runCampaignSync(h.context({ locks: h.warehouse.locks }), CAMPAIGN, "leads");
+    await reached;
+    const { holder } = await h.warehouse.db.selectFrom("sync_runs").select("holder").where("outcome", "=", "running").executeTakeFirstOrThrow();
+    const keys = [campaignLockName("acme", CAMPAIGN, "leads"), holder as string].map((name) => `${h.warehouse.schema}/${name}`);
+    const { rows } = await sql<{ key: string; pid: number }>`
+      SELECT key, l.pid FROM unnest(CAST(${keys} AS text[])) AS key
+        JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(key, 0)`.execute(h.warehouse.db);
+    expect(rows).toHaveLength(2);
+    expect(new Set(rows.map((row) => row.pid)).size).toBe(1);
+    release();
+    expect((await running).outcome).toBe("succeeded");
+  });
+
+  it("takes a run's locks all or none: one held elsewhere leaves the others free", async () => {
+    const h = await harness(1);
+    const [free, taken] = [campaignLockName("acme", CAMPAIGN, "leads"), campaignLockName("acme", CAMPAIGN, "events")];
+    const elsewhere = await h.warehouse.locks.acquire([taken]);
+    expect(await h.warehouse.locks.acquire([free, taken])).toBeNull();
+    expect([...(await h.warehouse.locks.held(h.warehouse.db, [free, taken]))]).toEqual([taken]);
+    await elsewhere?.release();
+  });
+
   it("keeps the locks of two warehouses in one database apart: the same campaign syncs in both at once", async () => {
     const [one, other] = [await harness(3), await harness(3)];
     const name = campaignLockName("acme", CAMPAIGN, "leads");
-    const held = await one.warehouse.locks.acquire(name);
+    const held = await one.warehouse.locks.acquire([name]);
     expect(held).not.toBeNull();
-    expect(await one.warehouse.locks.acquire(name)).toBeNull();
-    const beside = await other.warehouse.locks.acquire(name);
+    expect(await one.warehouse.locks.acquire([name])).toBeNull();
+    const beside = await other.warehouse.locks.acquire([name]);
     expect(beside).not.toBeNull();
     expect([...(await other.warehouse.locks.held(other.warehouse.db, [name]))]).toEqual([name]);
     await beside?.release();
