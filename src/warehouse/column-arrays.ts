@@ -14,31 +14,21 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 export type ColumnTypes = ReadonlyMap<string, string>;
 
 /**
- * SQL types of a table's columns, and which of them are NOT NULL, as the
- * migrations made them. Every warehouse a process opens runs the same
- * migrations, so one lookup per table serves all.
+ * SQL types of a table's columns, as the migrations made them. Every warehouse
+ * a process opens runs the same migrations, so one lookup per table serves all.
  */
-const catalogCache = new Map<string, { types: ColumnTypes; required: ReadonlySet<string> }>();
-
-async function catalogOf(db: Executor, table: SyncedTableName): Promise<{ types: ColumnTypes; required: ReadonlySet<string> }> {
-  const cached = catalogCache.get(table);
-  if (cached !== undefined) return cached;
-  const { rows } = await sql<{ name: string; type: string; required: boolean }>`
-    SELECT attname AS name, format_type(atttypid, atttypmod) AS type, attnotnull AS required
-      FROM pg_attribute
-     WHERE attrelid = CAST(${table} AS regclass) AND attnum > 0 AND NOT attisdropped`.execute(db);
-  const catalog = { types: new Map(rows.map((row) => [row.name, row.type])), required: new Set(rows.filter((row) => row.required).map((row) => row.name)) };
-  catalogCache.set(table, catalog);
-  return catalog;
-}
+const columnTypeCache = new Map<string, ColumnTypes>();
 
 export async function columnTypes(db: Executor, table: SyncedTableName): Promise<ColumnTypes> {
-  return (await catalogOf(db, table)).types;
-}
-
-/** The table's NOT NULL columns. */
-export async function requiredColumns(db: Executor, table: SyncedTableName): Promise<ReadonlySet<string>> {
-  return (await catalogOf(db, table)).required;
+  const cached = columnTypeCache.get(table);
+  if (cached !== undefined) return cached;
+  const { rows } = await sql<{ name: string; type: string }>`
+    SELECT attname AS name, format_type(atttypid, atttypmod) AS type
+      FROM pg_attribute
+     WHERE attrelid = CAST(${table} AS regclass) AND attnum > 0 AND NOT attisdropped`.execute(db);
+  const types = new Map(rows.map((row) => [row.name, row.type]));
+  columnTypeCache.set(table, types);
+  return types;
 }
 
 export function typeOf(types: ColumnTypes, table: SyncedTableName, column: string): string {

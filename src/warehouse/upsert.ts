@@ -1,9 +1,9 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { CompiledQuery, sql, type QueryResult, type RawBuilder } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { columnLiterals, columnTypes, requiredColumns, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
-import { groupByColumns, mergedPerKey, type ColumnGroup } from "./row-groups.ts";
-import { NATURAL_KEYS, type RowInput, type SyncedTableName } from "./tables.ts";
+import { parseInstant } from "../upstream/instant.ts";
+import { columnLiterals, columnTypes, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
+import { NATURAL_KEYS, UNWRITABLE_COLUMNS, type RowInput, type SyncedTableName } from "./tables.ts";
 
 export { markDeleted } from "./mark-deleted.ts";
 export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
@@ -21,11 +21,9 @@ export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
  * is how two sources of one table merge without nulling each other's fields,
  * and how a field that could not be read overwrites nothing. Rows of one call
  * with the same key are merged first, as if written one after the other (a
- * later row's values win, a column only an earlier one has is kept). A row
- * that lacks a few data columns (fields it could not read) rides in the
- * statement of the fuller rows, which leaves those columns alone for it (a
- * mask per column: the keys of the rows that lack it); rows whose columns
- * differ otherwise (another source's) get a statement per column set.
+ * later row's values win, a column only an earlier one has is kept); rows
+ * that carry different columns are then written by one statement per column
+ * set.
  * An upsert that changes nothing writes nothing: the conflict update is guarded
  * by IS DISTINCT FROM, so an unchanged replay creates no new tuple.
  *
@@ -83,29 +81,32 @@ export async function upsert<T extends SyncedTableName>(
   if (rows.length === 0) return total;
   const types = await columnTypes(db, table);
   const groupStart = stageStart();
-  const groups = groupByColumns(table, mergedPerKey(table, rows, types), await requiredColumns(db, table));
+  const groups = groupByColumns(table, mergedPerKey(table, rows, types));
   addStage("sqlBuild", groupStart);
   for (const group of groups) {
-    const result = await upsertGroup(db, table, group, types, syncedAt, options);
+    const result = await upsertGroup(db, table, group.columns, group.rows, types, syncedAt, options);
     total.inserted += result.inserted;
     total.updated += result.updated;
   }
   return total;
 }
 
-async function upsertGroup(db: Executor, table: SyncedTableName, group: ColumnGroup, types: ColumnTypes, syncedAt: Date, options: UpsertOptions): Promise<UpsertResult> {
-  const { columns, rows, masked } = group;
+async function upsertGroup(
+  db: Executor,
+  table: SyncedTableName,
+  columns: readonly string[],
+  rows: readonly object[],
+  types: ColumnTypes,
+  syncedAt: Date,
+  options: UpsertOptions,
+): Promise<UpsertResult> {
   if (columns.includes(FIELD_ISSUES) && options.source === undefined) throw new Error(`upsert into ${table}: rows with _field_issues need their source`);
   const buildStart = stageStart();
-  const statement = compiledUpsert(db, table, { columns, masked }, types, options.source ?? "", options.revive ?? true);
+  const statement = compiledUpsert(db, table, columns, types, options.source ?? "", options.revive ?? true);
   addStage("sqlBuild", buildStart);
-  const key: readonly string[] = NATURAL_KEYS[table];
   const literalsFrom = (start: number) => {
     const literalsStart = stageStart();
-    const chunk = rows.slice(start, start + ROWS_PER_STATEMENT) as readonly Record<string, unknown>[];
-    const literals = columnLiterals(chunk, columns, types);
-    // Per masked column, the keys of the rows that lack it, one array per key column.
-    for (const column of masked) literals.push(...columnLiterals(chunk.filter((row) => row[column] === undefined), key, types));
+    const literals = columnLiterals(rows.slice(start, start + ROWS_PER_STATEMENT), columns, types);
     addStage("sqlBuild", literalsStart);
     return literals;
   };
@@ -126,6 +127,81 @@ async function upsertGroup(db: Executor, table: SyncedTableName, group: ColumnGr
   return total;
 }
 
+/**
+ * One row per natural key: a statement that met a key twice would fail
+ * ("cannot affect row a second time"). Rows with one key merge in order, each
+ * column taking its last defined value. Keys are compared as PostgreSQL will:
+ * a timestamptz given as a Date or as text is one instant, to the microsecond.
+ */
+function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: ColumnTypes): readonly object[] {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const part = (column: string, value: unknown): string => {
+    if (value instanceof Date) return `${value.toISOString().slice(0, 23)}000Z`;
+    if (typeof value === "string" && types.get(column) === "timestamp with time zone") return parseInstant(value) ?? value;
+    return typeof value === "string" ? value : JSON.stringify(value);
+  };
+  const byKey = new Map<string, Record<string, unknown>>();
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    const text = key.map((column) => part(column, row[column])).join("\u0000");
+    const earlier = byKey.get(text);
+    byKey.set(text, earlier === undefined ? row : { ...earlier, ...definedOnly(row) });
+  }
+  return byKey.size === rows.length ? rows : [...byKey.values()];
+}
+
+function definedOnly(row: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(row).filter(([, value]) => value !== undefined));
+}
+
+interface ColumnGroup {
+  columns: string[];
+  rows: object[];
+}
+
+/**
+ * Rows grouped by the columns they carry. Nearly every call has one group, so
+ * each row is first checked against the first row's columns by counting,
+ * without building a column list per row.
+ */
+function groupByColumns(table: SyncedTableName, rows: readonly object[]): ColumnGroup[] {
+  const base: ColumnGroup = { columns: definedColumns(rows[0] as Record<string, unknown>), rows: [] };
+  const groups = new Map<string, ColumnGroup>([[base.columns.join(","), base]]);
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    if (hasExactly(row, base.columns)) {
+      base.rows.push(row);
+      continue;
+    }
+    const columns = definedColumns(row);
+    const signature = columns.join(",");
+    let group = groups.get(signature);
+    if (group === undefined) groups.set(signature, (group = { columns, rows: [] }));
+    group.rows.push(row);
+  }
+  for (const group of groups.values()) checkColumns(table, group.columns);
+  return [...groups.values()].filter((group) => group.rows.length > 0);
+}
+
+function checkColumns(table: SyncedTableName, columns: readonly string[]): void {
+  const forbidden = columns.filter((column) => UNWRITABLE_COLUMNS.has(column));
+  if (forbidden.length > 0) throw new Error(`upsert into ${table}: ${forbidden.join(", ")} are written by the warehouse itself`);
+  const missingKey = NATURAL_KEYS[table].filter((column) => !columns.includes(column));
+  if (missingKey.length > 0) throw new Error(`upsert into ${table}: rows lack their natural key ${missingKey.join(", ")}`);
+}
+
+/** A column set to undefined counts as absent, as it would in JSON. */
+function definedColumns(row: Record<string, unknown>): string[] {
+  return Object.keys(row)
+    .filter((column) => row[column] !== undefined)
+    .sort();
+}
+
+/** Runs for every row of every call, so it counts instead of building a column list per row. */
+function hasExactly(row: Record<string, unknown>, columns: readonly string[]): boolean {
+  let defined = 0;
+  for (const column in row) if (row[column] !== undefined) defined += 1;
+  return defined === columns.length && columns.every((column) => row[column] !== undefined);
+}
+
 /** Stand-ins compiled where an execution's own values go: a column's array literal (by position), and the sync's instant. */
 class LiteralSlot {
   constructor(readonly index: number) {}
@@ -140,13 +216,12 @@ const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
  * and then only given each execution's parameters: building and compiling its
  * SQL for every page cost more CPU than the rows' array literals.
  */
-function compiledUpsert(db: Executor, table: SyncedTableName, set: ColumnSet, types: ColumnTypes, source: string, revive: boolean) {
-  const shape = [table, source, revive, ...set.columns, "masked", ...set.masked].join("\u0000");
+function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
+  const shape = [table, source, revive, ...columns].join("\u0000");
   let compiled = compiledStatements.get(shape);
   if (compiled === undefined) {
-    const slotCount = set.columns.length + set.masked.length * NATURAL_KEYS[table].length;
-    const slots = Array.from({ length: slotCount }, (_, index) => new LiteralSlot(index));
-    compiled = upsertStatement(table, set, types, source, revive)(slots, SYNCED_AT).compile(db);
+    const slots = columns.map((_, index) => new LiteralSlot(index));
+    compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
     compiledStatements.set(shape, compiled);
   }
   const { sql: text, parameters } = compiled;
@@ -157,23 +232,14 @@ function compiledUpsert(db: Executor, table: SyncedTableName, set: ColumnSet, ty
     ) as CompiledQuery<UpsertResult>;
 }
 
-/** The columns a statement writes, and those of them that some of its rows lack. */
-type ColumnSet = Pick<ColumnGroup, "columns" | "masked">;
-
-function upsertStatement(table: SyncedTableName, { columns, masked }: ColumnSet, types: ColumnTypes, source: string, revive: boolean) {
+function upsertStatement(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
   const key: readonly string[] = NATURAL_KEYS[table];
   const keepKnown = KEEP_KNOWN[table] ?? [];
   const observed = columns.includes(OBSERVED_AT);
   const target = sql.id(table);
   const list = (names: readonly string[], prefix?: string) =>
     sql.join(names.map((name) => (prefix === undefined ? sql.id(name) : sql.id(prefix, name))));
-  // A masked column's array slots follow the columns': one per key column, holding the keys of the rows that lack it.
-  const lackedBy = (column: string, literals: readonly unknown[]): RawBuilder<unknown> => {
-    const first = columns.length + masked.indexOf(column) * key.length;
-    const keys = typedArrays(table, key, types, literals.slice(first, first + key.length));
-    return sql`(${list(key, "excluded")}) IN (SELECT * FROM unnest(${keys}))`;
-  };
-  const sentValue = (column: string): RawBuilder<unknown> => {
+  const newValue = (column: string): RawBuilder<unknown> => {
     if (keepKnown.includes(column)) return sql`COALESCE(excluded.${sql.id(column)}, t.${sql.id(column)})`;
     // Unknown upstream fields from several sources accumulate instead of replacing each other.
     if (column === "_extra") return sql`CASE WHEN excluded._extra IS NULL THEN t._extra ELSE COALESCE(t._extra, '{}'::jsonb) || excluded._extra END`;
@@ -185,34 +251,26 @@ function upsertStatement(table: SyncedTableName, { columns, masked }: ColumnSet,
   };
   const compared = columns.filter((column) => !key.includes(column) && column !== OBSERVED_AT);
   const revived = revive ? sql`t._deleted_at IS NOT NULL` : sql`false`;
+  const changed =
+    compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(newValue))}) OR ${revived})`;
   const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
-
-  /** What the conflict update writes, and when: only on a change, and never from an older observation. */
-  const conflictUpdate = (literals: readonly unknown[]) => {
-    const newValue = (column: string): RawBuilder<unknown> =>
-      masked.includes(column) ? sql`CASE WHEN ${lackedBy(column, literals)} THEN t.${sql.id(column)} ELSE ${sentValue(column)} END` : sentValue(column);
-    const changed =
-      compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(newValue))}) OR ${revived})`;
-    const assignments = sql.join([
-      ...compared.map((column) => sql`${sql.id(column)} = ${newValue(column)}`),
-      ...(observed && !onChangeOnly
-        ? [sql`_observed_at = excluded._observed_at`, sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
-        : [...(observed ? [sql`_observed_at = excluded._observed_at`] : []), sql`_synced_at = excluded._synced_at`]),
-      ...(revive ? [sql`_deleted_at = NULL`] : []),
-    ]);
-    // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
-    // except on copies, whose observation moves only with a change.
-    const guard = !observed
-      ? changed
-      : onChangeOnly
-        ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
-        : sql`excluded._observed_at >= t._observed_at AND (${changed} OR excluded._observed_at > t._observed_at)`;
-    return { assignments, guard };
-  };
+  const assignments = sql.join([
+    ...compared.map((column) => sql`${sql.id(column)} = ${newValue(column)}`),
+    ...(observed && !onChangeOnly
+      ? [sql`_observed_at = excluded._observed_at`, sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
+      : [...(observed ? [sql`_observed_at = excluded._observed_at`] : []), sql`_synced_at = excluded._synced_at`]),
+    ...(revive ? [sql`_deleted_at = NULL`] : []),
+  ]);
+  // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
+  // except on copies, whose observation moves only with a change.
+  const guard = !observed
+    ? changed
+    : onChangeOnly
+      ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
+      : sql`excluded._observed_at >= t._observed_at AND (${changed} OR excluded._observed_at > t._observed_at)`;
 
   // Rows arrive with one row per key (mergedPerKey), so the input needs no sort to be conflict-free.
   return (literals: readonly unknown[], syncedAt: unknown) => {
-    const { assignments, guard } = conflictUpdate(literals);
     // What the input row becomes on insert: a source's issues are stored under the source's name.
     const inserted = (column: string): RawBuilder<unknown> =>
       column === FIELD_ISSUES

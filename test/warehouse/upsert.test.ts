@@ -127,38 +127,6 @@ describe.each(backends)("upsert on $name", (backend) => {
     ]);
   });
 
-  it("writes rows that lack a few nullable data columns in one statement with the fuller rows, leaving those columns alone for them", async () => {
-    const { db } = warehouse();
-    // A field that could not be read arrives as undefined (withoutUnreadable), which the row type does not allow.
-    const click = (link: string, id: number | undefined) =>
-      ({ campaign_uid: "c1", schedule_id: 10, link, clicked_on: "2024-03-02T10:00:00.123456Z", id }) as RowInput<"link_clicks">;
-    const email = (id: number, emailId: string | undefined) => ({ ...contactRow(id), email_id: emailId }) as RowInput<"contacts">;
-    await upsert(db, "link_clicks", [click("a", 1), click("b", 2)], T1);
-    await upsert(db, "contacts", [contactRow(1), contactRow(2)], T1);
-    let statements = 0;
-    const counted = db.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements += 1;
-        return args.result;
-      },
-    });
-    // Click b's id and contact 2's email could not be read this time: each rides with the fuller row, and keeps what is stored.
-    expect(await upsert(counted, "link_clicks", [click("a", 11), click("b", undefined), click("c", undefined)], T2)).toEqual({ inserted: 1, updated: 1 });
-    expect(await upsert(counted, "contacts", [email(1, "new@example.com"), email(2, undefined), email(3, undefined)], T2)).toEqual({ inserted: 1, updated: 1 });
-    expect(statements).toBe(2);
-    expect(await db.selectFrom("link_clicks").select(["link", "id"]).orderBy("link").execute()).toEqual([
-      { link: "a", id: 11 },
-      { link: "b", id: 2 },
-      { link: "c", id: null },
-    ]);
-    expect(await db.selectFrom("contacts").select(["id", "email_id"]).orderBy("id").execute()).toEqual([
-      { id: 1, email_id: "new@example.com" },
-      { id: 2, email_id: contactRow(2).email_id },
-      { id: 3, email_id: null },
-    ]);
-  });
-
   it("lets the newest copy of a schedule or contact decide, in both directions, and never an older one", async () => {
     const { db } = warehouse();
     const lead = { uid: "lead-1", campaign_uid: "c1" };
