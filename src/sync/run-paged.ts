@@ -17,7 +17,8 @@ import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts"
  * Only a walk that started at offset 0 and can prove it saw every record may
  * soft-delete what it did not see, or count as a campaign status's full scan:
  * it must have seen at least as many distinct records as the listing's final
- * total, and none it could not identify. A walk that falls short (records
+ * total (a record it could not identify still holds back the soft-deletes of
+ * the rows it could have been: WalkCoverage). A walk that falls short (records
  * slipped in behind the cursor) walks again from the start, a few times at
  * most. A resumed walk, or an append stream's continuation, proves nothing
  * about what lies before its start: it only lands what it reads. So an
