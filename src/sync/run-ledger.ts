@@ -58,7 +58,8 @@ export class RunLedger {
 
   /**
    * `ctx.client` must be the run's own view (UpstreamClient#tallied), whose counts are the run's.
-   * `rhythm` says which of a campaign's rhythms the run is (null for a run of everything).
+   * `rhythm` says which of a campaign's rhythms the run is (null for a run of everything); `heldAs`, the lock
+   * the caller already holds for the run row to name.
    */
   static async open(ctx: SyncContext, scope: string | null, rhythm: "leads" | "events" | null = null, heldAs?: string): Promise<RunLedger> {
     const startedAt = new Date();
