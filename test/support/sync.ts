@@ -38,7 +38,9 @@ export async function attachWarehouse(emulator: RunningEmulator, databaseUrl: st
     apiKey: TEST_KEY,
     requestsPerSecond: 2_000,
     concurrency: 8,
-    timeoutMs: 2_000,
+    // Long enough that no attempt is abandoned on a busy machine: an abandoned request is still served, and a fault it
+    // draws would change the data after the sync read it, which the tests then compare with.
+    timeoutMs: 10_000,
     maxRetries: 12,
     retryBaseMs: 2,
     retryCapMs: 40,
