@@ -70,15 +70,22 @@ function countFieldIssues(batch: RowBatch): Record<string, number> {
 }
 
 /** Rows sorted by key, so concurrent transactions lock shared rows (contacts) in one order and cannot deadlock. */
-function sortKey(row: Record<string, unknown>): string {
+function sortKey(row: Record<string, unknown>): number | string {
   const key = row.id ?? row.uid ?? `${String(row.schedule_id)}|${String(row.link ?? "")}|${String(row.clicked_on ?? row.opened_on ?? "")}`;
-  return typeof key === "number" ? key.toString().padStart(12, "0") : String(key);
+  return typeof key === "number" ? key : String(key);
+}
+
+/** Numbers in numeric order, before any text; text in code-unit order. */
+function compareKeys(left: number | string, right: number | string): number {
+  if (typeof left === "number") return typeof right === "number" ? left - right : -1;
+  if (typeof right === "number") return 1;
+  return left < right ? -1 : left > right ? 1 : 0;
 }
 
 /** Each row's key is built once, not once per comparison. */
 function sorted<T>(rows: readonly T[]): T[] {
   const keyed = rows.map((row) => ({ key: sortKey(row as Record<string, unknown>), row }));
-  keyed.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+  keyed.sort((left, right) => compareKeys(left.key, right.key));
   return keyed.map((entry) => entry.row);
 }
 

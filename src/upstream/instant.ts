@@ -18,21 +18,11 @@
 const ISO_8601 =
   /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** The documented UTC form with up to six fraction digits: what nearly every date-time arrives as. */
-const PLAIN_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$/;
-
 /** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
 export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
-export function isCanonicalInstant(text: string): boolean {
-  return CANONICAL.test(text);
-}
-
 /** The canonical text of an ISO 8601 date-time, or null when `text` is not one (or names no real instant). */
 export function parseInstant(text: string): string | null {
-  if (isCanonicalInstant(text)) return text;
   const plain = plainUtc(text);
   if (plain !== undefined) return plain;
   const match = ISO_8601.exec(text.trim());
@@ -59,19 +49,47 @@ export function parseInstant(text: string): string | null {
 }
 
 /**
- * The canonical text of a date-time in the plain UTC form, by padding its
- * fraction: it is read on every record, and the general path below costs a
- * Date and several strings per value. Anything unusual (a leap second, 24:00,
- * a date that does not exist, a year before 1000) is left to the general path.
+ * The canonical text of a date-time in the plain UTC form
+ * (`YYYY-MM-DDTHH:MM:SS`, up to six fraction digits, `Z`), by padding its
+ * fraction. Nearly every value arrives in this form, several per record, so
+ * it is read by character codes: a regular expression's match and the
+ * general path's Date cost several strings per value. Anything unusual (a
+ * leap second, 24:00, a date that does not exist, a year before 1000) is left
+ * to the general path.
  */
 function plainUtc(text: string): string | undefined {
-  const match = PLAIN_UTC.exec(text);
-  if (match === null) return undefined;
-  const year = Number(match[1]);
-  const month = Number(match[2]);
-  const day = Number(match[3]);
-  const valid = year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && Number(match[4]) <= 23 && Number(match[5]) <= 59 && Number(match[6]) <= 59;
-  return valid ? `${text.slice(0, 19)}.${(match[7] ?? "").padEnd(6, "0")}Z` : undefined;
+  const length = text.length;
+  if (length < 20 || length > 27 || length === 21 || text.charCodeAt(length - 1) !== 90 /* Z */) return undefined;
+  for (let index = 0; index < 19; index += 1) {
+    const expected = PLAIN_UTC_SEPARATORS[index];
+    const code = text.charCodeAt(index);
+    if (expected === DIGIT ? !isDigit(code) : code !== expected) return undefined;
+  }
+  if (length > 20) {
+    if (text.charCodeAt(19) !== 46 /* . */) return undefined;
+    for (let index = 20; index < length - 1; index += 1) if (!isDigit(text.charCodeAt(index))) return undefined;
+  }
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const valid = year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && digitsAt(text, 11, 2) <= 23 && digitsAt(text, 14, 2) <= 59 && digitsAt(text, 17, 2) <= 59;
+  if (!valid) return undefined;
+  if (length === 27) return text;
+  return length === 20 ? `${text.slice(0, 19)}.000000Z` : `${text.slice(0, length - 1)}${"00000".slice(length - 22)}Z`;
+}
+
+const DIGIT = -1;
+/** What each of the first 19 characters of the plain UTC form must be: a digit, or the separator's code. */
+const PLAIN_UTC_SEPARATORS = [DIGIT, DIGIT, DIGIT, DIGIT, 45, DIGIT, DIGIT, 45, DIGIT, DIGIT, 84, DIGIT, DIGIT, 58, DIGIT, DIGIT, 58, DIGIT, DIGIT];
+
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+function digitsAt(text: string, start: number, count: number): number {
+  let value = 0;
+  for (let index = start; index < start + count; index += 1) value = value * 10 + text.charCodeAt(index) - 48;
+  return value;
 }
 
 function daysIn(year: number, month: number): number {

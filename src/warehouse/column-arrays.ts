@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from "kysely";
-import { arrayLiteral } from "./array-literal.ts";
+import { columnLiteral } from "./array-literal.ts";
 import type { Database } from "./database.ts";
 import type { SyncedTableName } from "./tables.ts";
 
@@ -40,12 +40,7 @@ export function typeOf(types: ColumnTypes, table: SyncedTableName, column: strin
 /** Each column of a chunk as one array literal. */
 export function columnLiterals(rows: readonly object[], columns: readonly string[], types: ColumnTypes): string[] {
   const records = rows as readonly Record<string, unknown>[];
-  return columns.map((column) =>
-    arrayLiteral(
-      records.map((row) => row[column]),
-      types.get(column) === "jsonb",
-    ),
-  );
+  return columns.map((column) => columnLiteral(records, column, types.get(column) === "jsonb"));
 }
 
 /** `CAST(literal AS type[])` for each column, in order, for unnest(). */

@@ -141,16 +141,25 @@ function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: Co
     return typeof value === "string" ? value : JSON.stringify(value);
   };
   const byKey = new Map<string, Record<string, unknown>>();
+  // Merged rows are copies made here, so the caller's rows are never changed; a key met many times
+  // (the email sequence every schedule of a page carries) is merged into its one copy.
+  const copies = new Set<Record<string, unknown>>();
   for (const row of rows as readonly Record<string, unknown>[]) {
-    const text = key.map((column) => part(column, row[column])).join("\u0000");
+    const text = key.length === 1 ? part(key[0] as string, row[key[0] as string]) : key.map((column) => part(column, row[column])).join("\u0000");
     const earlier = byKey.get(text);
-    byKey.set(text, earlier === undefined ? row : { ...earlier, ...definedOnly(row) });
+    if (earlier === undefined) {
+      byKey.set(text, row);
+      continue;
+    }
+    let merged = earlier;
+    if (!copies.has(merged)) {
+      merged = { ...earlier };
+      copies.add(merged);
+      byKey.set(text, merged);
+    }
+    for (const column in row) if (row[column] !== undefined) merged[column] = row[column];
   }
   return byKey.size === rows.length ? rows : [...byKey.values()];
-}
-
-function definedOnly(row: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(row).filter(([, value]) => value !== undefined));
 }
 
 interface ColumnGroup {

@@ -10,11 +10,12 @@ describe("parseInstant", () => {
     ["2024-02-29T00:00:00.000Z", "2024-02-29T00:00:00.000000Z"],
     ["2000-02-29T23:59:59.999Z", "2000-02-29T23:59:59.999000Z"],
     ["2024-04-30T12:00:00Z", "2024-04-30T12:00:00.000000Z"],
+    ["2024-04-30T12:00:00.12345Z", "2024-04-30T12:00:00.123450Z"],
   ])("reads the plain UTC form %s by its digits", (text, canonical) => {
     expect(parseInstant(text)).toBe(canonical);
   });
 
-  it.each([["2023-02-29T00:00:00.000Z"], ["1900-02-29T00:00:00Z"], ["2024-04-31T00:00:00Z"], ["2024-13-01T00:00:00Z"], ["2024-00-10T00:00:00Z"]])(
+  it.each([["2023-02-29T00:00:00.000Z"], ["1900-02-29T00:00:00Z"], ["2024-04-31T00:00:00Z"], ["2024-13-01T00:00:00Z"], ["2024-00-10T00:00:00Z"], ["2023-02-29T00:00:00.000000Z"]])(
     "refuses %s, a date that does not exist",
     (text) => {
       expect(parseInstant(text)).toBeNull();
@@ -27,7 +28,12 @@ describe("parseInstant", () => {
     ["2024-03-01T10:00:00.1234567Z", "2024-03-01T10:00:00.123457Z"],
     ["2024-03-01T12:00:00+02:00", "2024-03-01T10:00:00.000000Z"],
     ["20240301T100000Z", "2024-03-01T10:00:00.000000Z"],
+    ["2024-03-01 10:00:00.5Z", "2024-03-01T10:00:00.500000Z"],
   ])("reads the other ISO forms %s as before", (text, canonical) => {
     expect(parseInstant(text)).toBe(canonical);
+  });
+
+  it("refuses a fraction point with no digits", () => {
+    expect(parseInstant("2024-03-01T10:00:00.Z")).toBeNull();
   });
 });
