@@ -1,7 +1,7 @@
 import { copyLimit } from "./backfill/copy-limit.ts";
 import { fetchOnly } from "./backfill/fetch-only.ts";
 import { naiveScript } from "./backfill/naive-script.ts";
-import { prepareSyncTimings, syncPhase } from "./backfill/sync-phase.ts";
+import { prepareSyncProcess, syncPhase } from "./backfill/sync-phase.ts";
 import { openWarehouse, type Warehouse } from "../src/warehouse/connect.ts";
 import { migrateToLatest } from "../src/warehouse/migrate.ts";
 
@@ -55,7 +55,7 @@ async function run(): Promise<Record<string, unknown>> {
       return timed(() => naiveScript(arg(0), arg(1), arg(2), ACCOUNT));
     }
     case "sync": {
-      prepareSyncTimings();
+      prepareSyncProcess();
       const warehouse = await migrated(arg(2), arg(3));
       try {
         return await timed(async () => ({ ...(await syncPhase(warehouse, arg(0), arg(1), CONCURRENCY, args[4] === "partial-ok")) }));

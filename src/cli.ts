@@ -1,10 +1,13 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "./config.ts";
+import { boundHeapGrowth } from "./heap.ts";
 
 /**
  * The `coldsync` command line (contract C). Each command lives in its own
  * module under src/commands/ and registers itself on the program.
  */
+
+boundHeapGrowth();
 
 const program = new Command()
   .name("coldsync")

@@ -1,3 +1,4 @@
+import { boundHeapGrowth } from "../../src/heap.ts";
 import { createLogger } from "../../src/logger.ts";
 import { ByteBudget } from "../../src/sync/byte-budget.ts";
 import { runFullSync } from "../../src/sync/runs.ts";
@@ -13,8 +14,12 @@ export interface SyncFigures {
   stages: Record<Stage, number>;
 }
 
-/** Must run before the warehouse is opened: the database time is read from the query log it sets up. */
-export function prepareSyncTimings(): void {
+/**
+ * Sets the process up as the CLI does (its heap's growth) and switches the stage timings on. Must run before
+ * the warehouse is opened: the database time is read from the query log it sets up.
+ */
+export function prepareSyncProcess(): void {
+  boundHeapGrowth();
   enableStageTimings();
 }
 

@@ -5,41 +5,31 @@
  * still writing the previous one. The element types are few and known:
  * numbers, booleans and instants need no quoting, text needs one escape pass,
  * and jsonb values travel as their JSON text.
- *
- * The literal grows by concatenation, not by joining an array of quoted
- * elements: V8 keeps the pieces as a rope and copies each value's text once,
- * when the driver writes the literal, instead of once into a quoted element,
- * once into the joined string and once more into the driver's buffer.
  */
 export function arrayLiteral(values: readonly unknown[], asJson: boolean): string {
-  return literal(values.length, (index) => values[index], asJson);
+  const elements = new Array<string>(values.length);
+  for (let index = 0; index < values.length; index += 1) elements[index] = element(values[index], asJson);
+  return `{${elements.join(",")}}`;
 }
 
-/** The literal of one column of `rows`, read in place. */
+/** The literal of one column of `rows`, read in place rather than gathered into an array of values first. */
 export function columnLiteral(rows: readonly Record<string, unknown>[], column: string, asJson: boolean): string {
-  return literal(rows.length, (index) => (rows[index] as Record<string, unknown>)[column], asJson);
+  const elements = new Array<string>(rows.length);
+  for (let index = 0; index < rows.length; index += 1) elements[index] = element((rows[index] as Record<string, unknown>)[column], asJson);
+  return `{${elements.join(",")}}`;
 }
 
-function literal(count: number, valueAt: (index: number) => unknown, asJson: boolean): string {
-  let text = "{";
-  for (let index = 0; index < count; index += 1) {
-    if (index > 0) text += ",";
-    text = withElement(text, valueAt(index), asJson);
-  }
-  return `${text}}`;
-}
-
-function withElement(text: string, value: unknown, asJson: boolean): string {
-  if (value === null || value === undefined) return `${text}NULL`;
-  if (asJson) return withQuoted(text, JSON.stringify(value));
-  if (typeof value === "number" || typeof value === "bigint") return text + String(value);
-  if (typeof value === "boolean") return text + (value ? "t" : "f");
-  if (value instanceof Date) return text + value.toISOString();
-  return withQuoted(text, String(value));
+function element(value: unknown, asJson: boolean): string {
+  if (value === null || value === undefined) return "NULL";
+  if (asJson) return quoted(JSON.stringify(value));
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  if (typeof value === "boolean") return value ? "t" : "f";
+  if (value instanceof Date) return value.toISOString();
+  return quoted(String(value));
 }
 
 /** Most values hold neither a quote nor a backslash: looking for them is about half the cost of a replace that finds none. */
-function withQuoted(text: string, value: string): string {
-  if (value.indexOf('"') === -1 && value.indexOf("\\") === -1) return `${text}"${value}"`;
-  return `${text}"${value.replace(/[\\"]/g, "\\$&")}"`;
+function quoted(text: string): string {
+  if (text.indexOf('"') === -1 && text.indexOf("\\") === -1) return `"${text}"`;
+  return `"${text.replace(/[\\"]/g, "\\$&")}"`;
 }
