@@ -97,9 +97,12 @@ describe.each(backends)("upsert on $name", (backend) => {
     const { db } = warehouse();
     // Row 7 first with every column, then without email_id (unreadable this time), then bounced alone changes.
     const batch = [contactRow(7, { bounced: false }), { id: 7, bounced: true, unsubscribed: true, _extra: null }, contactRow(8), { id: 7, bounced: false, unsubscribed: true, _extra: null }];
+    const given = structuredClone(batch);
     expect(await upsert(db, "contacts", batch, T1)).toEqual({ inserted: 2, updated: 0 });
     const stored = await db.selectFrom("contacts").select(["email_id", "bounced", "unsubscribed"]).where("id", "=", 7).executeTakeFirst();
     expect(stored).toEqual({ email_id: contactRow(7).email_id, bounced: false, unsubscribed: true });
+    // The merge works on copies: the caller's rows are as they were given.
+    expect(batch).toEqual(given);
   });
 
   it("treats one instant written two ways as one key", async () => {
