@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql, type KyselyConfig } from "kysely";
 import pg from "pg";
 import { addStageMs, stageTimingsEnabled } from "../stage-timings.ts";
 import type { Database } from "./database.ts";
+import { namePreparedStatements } from "./prepared-statements.ts";
 import { AdvisoryLocks, InProcessLocks, type RunLocks } from "./run-locks.ts";
 
 /**
@@ -83,7 +84,10 @@ async function openPostgres(databaseUrl: string, schema: string, onConnectionErr
   // unhandled 'error' event ends the process. The query in flight fails on its own (its transaction
   // rolls back whole); a broken client is not queryable, so the pool replaces it.
   pool.on("error", onConnectionError);
-  pool.on("connect", (client) => client.on("error", onConnectionError));
+  pool.on("connect", (client) => {
+    client.on("error", onConnectionError);
+    namePreparedStatements(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryTimings() });
   try {
     await ensureSchema(db, schema);

@@ -3,6 +3,7 @@ import { CompiledQuery, sql, type QueryResult, type RawBuilder } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { parseInstant } from "../upstream/instant.ts";
 import { columnLiterals, columnTypes, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
+import { prepareOnce } from "./prepared-statements.ts";
 import { NATURAL_KEYS, UNWRITABLE_COLUMNS, type RowInput, type SyncedTableName } from "./tables.ts";
 
 export { markDeleted } from "./mark-deleted.ts";
@@ -223,7 +224,8 @@ const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
 /**
  * The upsert statement of one shape (table, columns, source), compiled once
  * and then only given each execution's parameters: building and compiling its
- * SQL for every page cost more CPU than the rows' array literals.
+ * SQL for every page cost more CPU than the rows' array literals. PostgreSQL
+ * prepares it once per connection too (prepared-statements.ts).
  */
 function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
   const shape = [table, source, revive, ...columns].join("\u0000");
@@ -232,6 +234,7 @@ function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly 
     const slots = columns.map((_, index) => new LiteralSlot(index));
     compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
     compiledStatements.set(shape, compiled);
+    prepareOnce(compiled.sql);
   }
   const { sql: text, parameters } = compiled;
   return (literals: readonly string[], syncedAt: Date): CompiledQuery<UpsertResult> =>

@@ -67,6 +67,15 @@ describe.each(backends)("upsert on $name", (backend) => {
     expect(row).toMatchObject({ sender_name: "Bea", _synced_at: T2, _first_seen_at: T1 });
   });
 
+  it.runIf(backend.name === "postgres")("runs as a statement PostgreSQL prepared once on the connection", async () => {
+    await warehouse().db.transaction().execute(async (trx) => {
+      await upsert(trx, "leads", leads(2), T1);
+      await upsert(trx, "leads", leads(3), T2);
+      const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO "leads"%'`.execute(trx);
+      expect(rows).toHaveLength(1);
+    });
+  });
+
   it("splits large batches into several statements", async () => {
     const { db } = warehouse();
     expect(await upsert(db, "leads", leads(12_000), T1)).toEqual({ inserted: 12_000, updated: 0 });

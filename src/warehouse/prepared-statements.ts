@@ -1,0 +1,35 @@
+import type pg from "pg";
+
+/**
+ * Statements the sync runs on every page (the upserts, one per table and
+ * shape) go to PostgreSQL as named prepared statements: each connection
+ * parses and plans one once, then only binds each page's parameters. Sent
+ * unnamed, every execution was parsed and planned again, about 0.2 ms of the
+ * server's CPU each, and its text sent again: 8 % of the `large` backfill's
+ * wall on a machine whose cores the sync, the upstream and PostgreSQL share.
+ *
+ * Only texts registered here are named, so a connection holds as many
+ * prepared statements as there are upsert shapes, a few per table. Named
+ * statements live in a session; the warehouse already needs sessions of its
+ * own (its run locks are session advisory locks), so a pooler in front of
+ * PostgreSQL must run in session mode either way.
+ */
+
+const names = new Map<string, string>();
+
+/** Registers a statement's text: from now on every connection prepares it once and reuses it. */
+export function prepareOnce(text: string): void {
+  if (!names.has(text)) names.set(text, `coldsync_${names.size + 1}`);
+}
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/** Makes `client` send registered texts as named statements; every other query goes as it came. */
+export function namePreparedStatements(client: pg.ClientBase): void {
+  const query = client.query.bind(client) as Query;
+  const named: Query = (config, values, callback) => {
+    const name = typeof config === "string" ? names.get(config) : undefined;
+    return name === undefined ? query(config, values, callback) : query({ name, text: config, values }, callback);
+  };
+  client.query = named as typeof client.query;
+}
