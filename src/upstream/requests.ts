@@ -81,35 +81,58 @@ function secondsOfDay(time: string): number {
   return hours * 3600 + minutes * 60 + seconds;
 }
 
-/** IANA zone names, plus the aliases the runtime accepts in region/city form. */
+/** A sending window may run past midnight (22:00 to 02:00 is four hours), so its length is measured forwards. */
+function sendingWindowSeconds(fromTime: string, toTime: string): number {
+  return (secondsOfDay(toTime) - secondsOfDay(fromTime) + 86_400) % 86_400;
+}
+
+/**
+ * A zone name of the IANA database as written there: `Europe/Paris`, `UTC`,
+ * `CET`, `Etc/GMT+5`, links such as `US/Eastern`. The runtime reads names
+ * without regard to case and also takes offsets (`+02:00`), neither of which
+ * is a zone name, so both are refused here.
+ */
 export function isIanaTimeZone(name: string): boolean {
-  if (name === "UTC" || name === "Etc/UTC" || name === "GMT" || name === "Etc/GMT") return true;
-  if (!/^[A-Za-z]+(\/[A-Za-z0-9_+-]+)+$/.test(name)) return false;
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name });
-    return true;
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return false;
   }
+  return resolved === name || resolved.toLowerCase() !== name.toLowerCase();
 }
+
+/**
+ * Spec 8 limits text in characters, which zod's `.max` would count as UTF-16
+ * code units (an emoji is two). A character is one or two code units, so
+ * text over twice the limit is refused before it is counted.
+ */
+function characters(min: number, max: number) {
+  const rule = min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`;
+  return z.string().refine((text) => {
+    if (text.length > 2 * max) return false;
+    const length = Array.from(text).length;
+    return length >= min && length <= max;
+  }, rule);
+}
+
+/** Campaign and lead uids (spec 8: at most 255 characters). */
+const uid = z.string().min(1, "is required").pipe(characters(1, 255));
 
 export function updateDataSchema(encoding: BodyEncoding = "json") {
   const f = fieldsFor(encoding);
   return z
     .object({
-      name: z
-        .string()
-        .min(1, "must be 1 to 300 characters")
-        .max(300, "must be 1 to 300 characters")
-        .regex(/\S/, "must contain a non-whitespace character"),
-      reply_to_address: f.nullable(z.email("must be an email address").max(254)).default(null),
+      name: characters(1, 300).regex(/\S/, "must contain a non-whitespace character"),
+      reply_to_address: f.nullable(characters(0, 254).pipe(z.email("must be an email address"))).default(null),
       daily_email_limit: f.integer(10, 100),
       skip_days: f.array(dayName, 6).optional(),
       single_subject: f.boolean(),
       scheduling_strategy: updatableSchedulingStrategy,
       from_time: timeOfDay,
       to_time: timeOfDay,
-      time_zone: z.string().max(100).refine(isIanaTimeZone, "must be an IANA time zone name such as UTC or Europe/Paris"),
+      time_zone: characters(0, 100).refine(isIanaTimeZone, "must be an IANA time zone name such as UTC or Europe/Paris"),
       add_unsub_link: f.boolean(),
       unsub_link_type: unsubLinkType,
       custom_unsub_text: z.string(),
@@ -125,7 +148,7 @@ export function updateDataSchema(encoding: BodyEncoding = "json") {
       sending_domains: f.array(f.integer(INT32_MIN, INT32_MAX)),
     })
     .superRefine((data, ctx) => {
-      if (Math.abs(secondsOfDay(data.to_time) - secondsOfDay(data.from_time)) < MIN_SENDING_WINDOW_SECONDS) {
+      if (sendingWindowSeconds(data.from_time, data.to_time) < MIN_SENDING_WINDOW_SECONDS) {
         ctx.addIssue({ code: "custom", path: ["to_time"], message: "from_time and to_time must be at least 3 hours apart" });
       }
       if (!data.add_unsub_link && data.unsub_link_type === "custom") {
@@ -140,7 +163,7 @@ export type UpdateData = z.infer<ReturnType<typeof updateDataSchema>>;
 
 export function updateCampaignBodySchema(encoding: BodyEncoding = "json") {
   return z.object({
-    campaign_uid: z.string().min(1, "is required").max(255),
+    campaign_uid: uid,
     update_data: fieldsFor(encoding).object(updateDataSchema(encoding)),
   });
 }
@@ -159,13 +182,13 @@ export type SequenceData = z.infer<ReturnType<typeof sequenceDataSchema>>;
 
 export function createSequenceBodySchema(encoding: BodyEncoding = "json") {
   return z.object({
-    campaign_uid: z.string().min(1, "is required").max(255),
+    campaign_uid: uid,
     sequence_data: fieldsFor(encoding).object(sequenceDataSchema(encoding)),
   });
 }
 export type CreateSequenceBody = z.infer<ReturnType<typeof createSequenceBodySchema>>;
 
-export const lifecycleBody = z.object({ campaign_uid: z.string().min(1, "is required").max(255) });
+export const lifecycleBody = z.object({ campaign_uid: uid });
 export type LifecycleBody = z.infer<typeof lifecycleBody>;
 
 /** Query strings arrive as text; integers must be written as integers. */
@@ -187,9 +210,9 @@ export type PageQuery = z.infer<typeof pageQuery>;
 
 export const workspaceFilterQuery = pageQuery.extend({ [PARAMS.workspaceId]: queryInteger(INT32_MIN, INT32_MAX).optional() });
 
-export const campaignUidQuery = z.object({ [PARAMS.campaignUid]: z.string().min(1, "is required").max(255) });
+export const campaignUidQuery = z.object({ [PARAMS.campaignUid]: uid });
 export const campaignPageQuery = pageQuery.extend(campaignUidQuery.shape);
-export const leadUidQuery = z.object({ [PARAMS.leadUid]: z.string().min(1, "is required").max(255) });
+export const leadUidQuery = z.object({ [PARAMS.leadUid]: uid });
 export const sequenceIdQuery = z.object({ [PARAMS.sequenceId]: queryInteger(INT32_MIN, INT32_MAX) });
 /** DELETE /email-sequence/ may carry its id in a JSON body instead of the query (contract A.1). */
 export const sequenceIdBody = z.object({ [PARAMS.sequenceId]: z.number().int().min(INT32_MIN).max(INT32_MAX) });
