@@ -137,6 +137,7 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
         reason: record.reason,
         payload: record.payload,
         record_key: record.recordKey,
+        key_identifies: record.keyIdentifies ?? false,
         parent_key: record.parentKey ?? null,
         skipped: record.skipped ?? 0,
       })),

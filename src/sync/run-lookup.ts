@@ -30,7 +30,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
-        const rejected = { ...error.rejected, recordKey: requested };
+        const rejected = { ...error.rejected, recordKey: requested, keyIdentifies: true };
         addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
         continue;
       }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
+import { rejectedIdentity } from "../upstream/parsing.ts";
 import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { arrayLiteral } from "../warehouse/array-literal.ts";
@@ -30,7 +31,8 @@ export class WalkCoverage<R> {
   /** Per rule: a record the rule cannot identify (unplaced, or whose children could not be read and that names no parent), so it deletes nothing. */
   readonly #blocked: boolean[];
   readonly #seen = new Set<string>();
-  readonly #unplaced = new Set<string>();
+  /** Per identity of a record that could not be placed: the most copies of it one page held (identical records, such as two opens of one schedule that both lost opened_on, differ in nothing else). */
+  readonly #unplaced = new Map<string, number>();
 
   constructor(stream: StreamDefinition<R>) {
     this.#stream = stream;
@@ -42,7 +44,12 @@ export class WalkCoverage<R> {
 
   add(records: readonly ReadRecord<R>[], rejected: readonly RejectedRecord[] = []): void {
     for (const record of records) this.#seen.add(this.#stream.key(record.value));
-    for (const record of rejected) this.#unplaced.add(record.recordKey ?? JSON.stringify(record.payload));
+    const copies = new Map<string, number>();
+    for (const record of rejected) {
+      const identity = rejectedIdentity(record);
+      copies.set(identity, (copies.get(identity) ?? 0) + 1);
+    }
+    for (const [identity, count] of copies) this.#unplaced.set(identity, Math.max(count, this.#unplaced.get(identity) ?? 0));
     this.#rules.forEach((rule, index) => {
       const keys = this.#keys[index] as Map<string, Record<string, unknown>>;
       for (const record of rejected) {
@@ -72,7 +79,9 @@ export class WalkCoverage<R> {
 
   /** Distinct records met, placed or not. */
   get distinct(): number {
-    return this.#seen.size + this.#unplaced.size;
+    let unplaced = 0;
+    for (const count of this.#unplaced.values()) unplaced += count;
+    return this.#seen.size + unplaced;
   }
 
   /** Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records. */

@@ -1,5 +1,6 @@
 import type { Page, ReadRecord } from "../upstream/client.ts";
 import { isLastPage, servedPageSize } from "../upstream/paging.ts";
+import { rejectedIdentity } from "../upstream/parsing.ts";
 
 /**
  * A walk through a paginated listing with a cursor that heals.
@@ -143,7 +144,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       inFlight = send({ ...request, again: true });
       continue;
     }
-    const keys = page.records.map((record) => options.key(record.value));
+    const keys = listedKeys(page, options.key);
     let fresh = page.records;
     if (request.anchor !== "none") {
       const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
@@ -154,7 +155,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
         continue;
       }
       if (request.anchor === "near" && anchorAt > 0 && page.total > lastTotal) arrived += 1;
-      fresh = page.records.slice(anchorAt + 1);
+      fresh = page.records.slice(placedUpTo(page, anchorAt));
     }
     const nextOffset = request.offset + received;
     lastTotal = page.total;
@@ -167,6 +168,25 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     yield { page, nextOffset, tail, fresh, restarts };
     if (last) return { total: page.total, fromStart, restarts, vanished, arrived };
   }
+}
+
+/**
+ * The keys of a page's records in the order the upstream listed them, the
+ * rejected ones by their identity: any record can anchor the next page, so
+ * records that could not be placed at the end of a page do not lose the walk
+ * its place.
+ */
+function listedKeys<R>(page: Page<R>, key: (record: R) => string): string[] {
+  const keys = page.records.map((record) => key(record.value));
+  // Rejected records come in the order they were listed, so each position is already right when it is inserted.
+  for (const rejected of page.rejected) keys.splice(rejected.position ?? keys.length, 0, rejectedIdentity(rejected));
+  return keys;
+}
+
+/** How many of the page's placed records stand at or before `index` of its listed keys. */
+function placedUpTo<R>(page: Page<R>, index: number): number {
+  const rejectedBefore = page.rejected.filter((rejected) => (rejected.position ?? Number.POSITIVE_INFINITY) <= index).length;
+  return index + 1 - rejectedBefore;
 }
 
 /** Index in `keys` of the newest tail key present, or -1. */

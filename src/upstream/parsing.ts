@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { RECORD_TYPES, type RecordOf, type RecordTypeName } from "./record-types.ts";
 import { readTolerant, type FieldIssue } from "./tolerant.ts";
@@ -26,12 +27,16 @@ export interface RejectedRecord {
   payload: unknown;
   /** What identifies it as far as it can be read (e.g. the id of a reply whose schedule_id is missing), else null. */
   recordKey: string | null;
+  /** Whether `recordKey` tells the record apart on its own; when not (two opens of one schedule without opened_on), its payload does. */
+  keyIdentifies?: boolean;
   /** The key fields that could be read, by name: what `recordKey` spells out. */
   readableKey?: Readonly<Record<string, unknown>>;
   /** For a part of a record (a schedule without an id inside a lead): the key of the record it came in. */
   parentKey?: string;
   /** Records below it in the payload that could not be placed because it could not (a lead's schedules, replies, clicks). */
   skipped?: number;
+  /** Where it stood among the records of its page, counting placed ones too. */
+  position?: number;
 }
 
 export interface Parsed<T> {
@@ -51,22 +56,39 @@ export function isUsableKey(value: unknown): boolean {
 }
 
 export function readRecord<N extends RecordTypeName>(type: N, raw: unknown): { record: ReadRecord<RecordOf<N>> } | { rejected: RejectedRecord } {
-  const { schema, key } = RECORD_TYPES[type];
+  const entry = RECORD_TYPES[type];
+  const { schema, key } = entry;
   const { value, issues } = readTolerant(schema as z.ZodType, raw);
   const fields = value as Record<string, unknown> | null;
   const unusable = fields === null ? key : key.filter((field) => !isUsableKey(fields[field]));
   if (unusable.length === 0) return { record: { value: value as RecordOf<N>, issues, raw } };
   const readableKey = fields === null ? {} : Object.fromEntries(key.filter((field) => isUsableKey(fields[field])).map((field) => [field, fields[field]]));
-  return { rejected: { stream: type, reason: keyReason(unusable, issues, fields), payload: raw, recordKey: spelledKey(readableKey), readableKey } };
+  const identity: readonly string[] = "identity" in entry ? entry.identity : key;
+  const keyIdentifies = identity.every((field) => field in readableKey);
+  return { rejected: { stream: type, reason: keyReason(unusable, issues, fields), payload: raw, recordKey: spelledKey(readableKey), keyIdentifies, readableKey } };
+}
+
+/**
+ * What tells a rejected record apart from the others of its listing: its
+ * readable key when that names it alone, else that key and a hash of its
+ * payload, so two records that lost the same key field stay two.
+ */
+export function rejectedIdentity(record: RejectedRecord): string {
+  if (record.keyIdentifies && record.recordKey !== null) return `key:${record.recordKey}`;
+  const hash = createHash("sha256")
+    .update(JSON.stringify(record.payload) ?? "undefined")
+    .digest("base64url")
+    .slice(0, 22);
+  return record.recordKey === null ? `sha:${hash}` : `key:${record.recordKey}|sha:${hash}`;
 }
 
 export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
   const parsed: Parsed<RecordOf<N>> = { records: [], rejected: [] };
-  for (const raw of raws) {
+  raws.forEach((raw, position) => {
     const outcome = readRecord(type, raw);
     if ("record" in outcome) parsed.records.push(outcome.record);
-    else parsed.rejected.push(outcome.rejected);
-  }
+    else parsed.rejected.push({ ...outcome.rejected, position });
+  });
   return parsed;
 }
 

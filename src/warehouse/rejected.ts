@@ -10,6 +10,8 @@ export interface RejectedRecordInput {
   payload: unknown;
   /** The readable part of the record's key, `field=value|…`, or null. */
   record_key: string | null;
+  /** Whether `record_key` tells the record apart on its own (a reply's id); when not, its payload does too. */
+  key_identifies: boolean;
   /** The key of the record a rejected part came in, or null. */
   parent_key: string | null;
   skipped: number;
@@ -18,11 +20,13 @@ export interface RejectedRecordInput {
 /**
  * Keeps records that could not be placed, one row per (account, stream,
  * identity). The identity is the campaign and parent they came in plus the
- * readable part of their key, so a record that stays unplaceable while it
- * changes is one row with its latest payload; with nothing of the key
- * readable, it is the payload's hash (taken over jsonb's normal text form,
- * so a replayed page, keys in another order, bumps times_seen instead of
- * adding a row). Meeting one again un-resolves it.
+ * readable part of their key when that names the record alone (a reply that
+ * lost its schedule_id keeps its id), so such a record that stays
+ * unplaceable while it changes is one row with its latest payload.
+ * Otherwise the payload's hash is part of it (taken over jsonb's normal text
+ * form, so a replayed page, keys in another order, bumps times_seen instead
+ * of adding a row): two opens of one schedule that both lost opened_on are
+ * two rows. Meeting one again un-resolves it.
  */
 export async function recordRejected(db: Executor, rows: readonly RejectedRecordInput[], at: Date): Promise<void> {
   if (rows.length === 0) return;
@@ -31,8 +35,10 @@ export async function recordRejected(db: Executor, rows: readonly RejectedRecord
     WITH input AS (
       SELECT r.run_id, r.account, r.stream, r.campaign_uid, r.reason, r.record_key, r.parent_key, r.skipped,
              COALESCE(r.payload, 'null'::jsonb) AS payload,
-             r.ordinality
-        FROM jsonb_populate_recordset(NULL::rejected_records, CAST(${JSON.stringify(records)} AS jsonb)) WITH ORDINALITY AS r
+             COALESCE((e.item ->> 'key_identifies')::boolean, false) AS key_identifies,
+             e.ordinality
+        FROM jsonb_array_elements(CAST(${JSON.stringify(records)} AS jsonb)) WITH ORDINALITY AS e(item, ordinality)
+       CROSS JOIN LATERAL jsonb_populate_record(NULL::rejected_records, e.item) AS r
     ),
     hashed AS (
       SELECT input.*, encode(sha256(convert_to(payload::text, 'UTF8')), 'hex') AS payload_sha256 FROM input
@@ -40,7 +46,11 @@ export async function recordRejected(db: Executor, rows: readonly RejectedRecord
     identified AS (
       SELECT hashed.*,
              COALESCE(campaign_uid, '') || '/' || COALESCE(parent_key, '') || '/' ||
-               CASE WHEN record_key IS NOT NULL THEN 'key:' || record_key ELSE 'sha:' || payload_sha256 END AS identity
+               CASE
+                 WHEN record_key IS NULL THEN 'sha:' || payload_sha256
+                 WHEN key_identifies THEN 'key:' || record_key
+                 ELSE 'key:' || record_key || '|sha:' || payload_sha256
+               END AS identity
         FROM hashed
     ),
     grouped AS (

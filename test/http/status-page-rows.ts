@@ -113,6 +113,7 @@ export async function seedStatusRows(warehouse: Warehouse): Promise<void> {
     reason: "uid: missing",
     payload: { record_key },
     record_key,
+    key_identifies: true,
     parent_key: null,
     skipped: 2,
   });

@@ -22,6 +22,8 @@ interface Script {
   repeat?(request: number): boolean;
   /** Request n answers an empty page. */
   empty?(request: number): boolean;
+  /** Records served as rejected (their key could not be read), in their place in the page. */
+  unplaceable?(record: string): boolean;
 }
 
 const LIMIT = 10;
@@ -36,9 +38,10 @@ function scripted(listing: () => Listing, script: Script = {}) {
     const served = Math.min(LIMIT, script.cap ?? LIMIT);
     const records = script.empty?.(request) ? [] : listing().slice(from, from + served);
     const actual = listing().length;
+    const placeable = (value: string) => !script.unplaceable?.(value);
     return {
-      records: records.map((value) => ({ value, issues: [], raw: value })),
-      rejected: [],
+      records: records.filter(placeable).map((value) => ({ value, issues: [], raw: value })),
+      rejected: records.flatMap((value, position) => (placeable(value) ? [] : [{ stream: "test", reason: "key: missing", payload: { value }, recordKey: null, position }])),
       total: script.total?.(request, actual) ?? actual,
       offset,
       limit: LIMIT,
@@ -194,6 +197,16 @@ describe("walk", () => {
     const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 20, tail: ["gone"] } });
     expect(seen).toEqual(new Set(listing));
     expect(result).toMatchObject({ fromStart: true, restarts: 1 });
+  });
+
+  it("anchors on records that could not be placed, so a run of them at the end of a page costs no restart", async () => {
+    const listing = records(25);
+    const unplaceable = new Set(records(25).slice(2, 10));
+    const source = scripted(() => listing, { unplaceable: (record) => unplaceable.has(record) });
+    const { fresh, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(fresh).toEqual(listing.filter((record) => !unplaceable.has(record)));
+    expect(result).toEqual({ total: 25, fromStart: true, restarts: 0, vanished: 0, arrived: 0 });
+    expect(source.offsets).toEqual([0, 9, 18]);
   });
 
   it("gives up on a listing that never holds still", async () => {

@@ -59,7 +59,7 @@ describe("tolerant parsing", () => {
     ]);
     expect(page).toMatchObject({ total: 4, offset: 0, limit: 100 });
     expect(page.rejected).toEqual([
-      { stream: "campaigns", payload: keyless, recordKey: null, readableKey: {}, reason: "uid: missing (a key field, so the record cannot be placed)" },
+      { stream: "campaigns", payload: keyless, recordKey: null, readableKey: {}, keyIdentifies: false, position: 2, reason: "uid: missing (a key field, so the record cannot be placed)" },
     ]);
     expect(server.requests).toEqual([`GET ${PATHS.campaigns}?limit=100&offset=0`]);
   });

@@ -332,6 +332,7 @@ describe.each(backends)("upsert on $name", (backend) => {
       reason: "uid: missing (a key field, so the record cannot be placed)",
       payload,
       record_key: null,
+      key_identifies: false,
       parent_key: null,
       skipped: 0,
       ...changes,
@@ -361,6 +362,26 @@ describe.each(backends)("upsert on $name", (backend) => {
         { stream: "leads", payload: null, times_seen: 1 },
         { stream: "leads", payload: "oops", times_seen: 2 },
         { stream: "replies", payload: "oops", times_seen: 1 },
+      ]);
+    });
+
+    it("tell apart records whose readable key does not name them alone, and merge those whose key does", async () => {
+      const { db } = warehouse();
+      const opens = [
+        rejected({ schedule_id: 5, opened_on: null, n: 1 }, { stream: "email_opens", record_key: "schedule_id=5" }),
+        rejected({ schedule_id: 5, opened_on: null, n: 2 }, { stream: "email_opens", record_key: "schedule_id=5" }),
+      ];
+      const replies = [
+        rejected({ id: 9, schedule_id: null, text: "first" }, { stream: "replies", record_key: "id=9", key_identifies: true }),
+        rejected({ id: 9, schedule_id: null, text: "edited" }, { stream: "replies", record_key: "id=9", key_identifies: true }),
+      ];
+      await recordRejected(db, [...opens, ...replies], T1);
+      await recordRejected(db, opens, T2);
+      const rows = await db.selectFrom("rejected_records").select(["stream", "payload", "times_seen"]).orderBy("stream").orderBy("id").execute();
+      expect(rows).toEqual([
+        { stream: "email_opens", payload: { schedule_id: 5, opened_on: null, n: 1 }, times_seen: 2 },
+        { stream: "email_opens", payload: { schedule_id: 5, opened_on: null, n: 2 }, times_seen: 2 },
+        { stream: "replies", payload: { id: 9, schedule_id: null, text: "edited" }, times_seen: 2 },
       ]);
     });
   });

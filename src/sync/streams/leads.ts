@@ -42,6 +42,11 @@ export function leadRows(read: ReadRecord<Lead>, context: RowContext): RowBatch 
   const rows: Rows = { contacts: [], leads: [], schedules: [], email_sequences: [], replies: [], link_clicks: [] };
   const copy = record.contact;
   const contactId = copy !== null && isUsableKey(copy.id) ? (copy.id as number) : null;
+  const rawContact = rawAt(raw, "contact");
+  if (contactId === null && rawContact !== null) {
+    // Contacts arrive only inside leads: one whose id cannot be read would otherwise be lost.
+    context.reject({ reason: reasonAt(issues, copy === null ? "contact" : "contact.id"), payload: rawContact, recordKey: null, skipped: 0 });
+  }
   if (copy !== null && contactId !== null) {
     rows.contacts.push(
       withoutUnreadable(
