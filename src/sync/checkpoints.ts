@@ -26,6 +26,8 @@ export interface CheckpointState {
   provenAt?: string;
   /** Leads a refresh found stale but could not take in its cycle (over the limit): the next cycle takes them first. */
   waiting?: string[];
+  /** When the events rhythm began event reads whose stale leads are not saved yet (ISO): see campaign-sync.ts. */
+  eventReadsSince?: string;
 }
 
 export interface Checkpoint {

@@ -18,7 +18,10 @@ import type { SyncContext } from "./context.ts";
 export interface TouchedSchedules {
   /** Schedules of the replies, clicks and opens this cycle read for the first time. */
   fresh: readonly number[];
-  /** When this cycle's event reads started: events soft-deleted since then touched their schedules too. */
+  /**
+   * When the event reads started whose stale leads are not saved yet (this cycle's, or an earlier one's that
+   * stopped first): events written or soft-deleted since then touched their schedules too.
+   */
   since: Date;
 }
 
@@ -30,8 +33,13 @@ export async function staleLeads(ctx: SyncContext, campaignUid: string, touched:
       SELECT schedule_id FROM replies WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
       UNION SELECT schedule_id FROM link_clicks WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
       UNION SELECT schedule_id FROM email_opens WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
+    ), touched AS (
+      SELECT unnest(CAST(${touched.fresh} AS bigint[])) AS id
+      UNION SELECT schedule_id FROM replies WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
+      UNION SELECT schedule_id FROM link_clicks WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
+      UNION SELECT schedule_id FROM email_opens WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
     ), fresh AS (
-      SELECT s.* FROM schedules s JOIN unnest(CAST(${touched.fresh} AS bigint[])) AS f(id) ON s.id = f.id
+      SELECT s.* FROM schedules s JOIN touched t ON s.id = t.id
        WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
     )
     SELECT s.lead_uid FROM schedules s

@@ -132,6 +132,28 @@ describe("the events rhythm", () => {
     expect(await flagged()).toEqual({ reply_received: true });
   });
 
+  it("refreshes, after a stop, the lead whose reply the stopped cycle had already stored behind its cursor", async () => {
+    const h = await harness("running");
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    replyArrives(h, 3, 7005);
+    const stop = new AbortController();
+    h.upstream.hook = ({ path }) => {
+      if (path === EVENT_PATHS[1]) stop.abort();
+      return undefined;
+    };
+    expect((await runCampaignSync(h.context({ signal: stop.signal }), CAMPAIGN, "events")).outcome).toBe("aborted");
+    const db = h.warehouse.db;
+    expect(await db.selectFrom("replies").select("id").execute()).toEqual([{ id: 7005 }]);
+    const flagged = () => db.selectFrom("schedules").select("reply_received").where("id", "=", 1004).executeTakeFirstOrThrow();
+    expect(await flagged()).toEqual({ reply_received: false });
+
+    h.upstream.hook = undefined;
+    h.requested();
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.requested()).toEqual([...EVENT_PATHS, "/api/v1/lead/"]);
+    expect(await flagged()).toEqual({ reply_received: true });
+  });
+
   it(`refreshes at most ${REFRESH_LIMIT} touched leads a cycle, and the rest first in the next`, async () => {
     const h = await harness("running", REFRESH_LIMIT + 5);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
