@@ -1,8 +1,5 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { openRuntime } from "../runtime.ts";
-import { commandLogger } from "./output.ts";
-import { syncOnce } from "./sync-once.ts";
 
 export function register(program: Command): void {
   program
@@ -12,6 +9,8 @@ export function register(program: Command): void {
     .option("--campaign <uid>", "limit the run to one campaign's streams")
     .action(async (options: { once: boolean; campaign?: string }) => {
       const config = loadConfig(process.env, ["apiKey"]);
+      // Loaded only when the command runs: `sync --help` needs neither the database driver, the HTTP client nor the logger.
+      const [{ openRuntime }, { commandLogger }, { syncOnce }] = await Promise.all([import("../runtime.ts"), import("./output.ts"), import("./sync-once.ts")]);
       const logger = commandLogger(config);
       const runtime = await openRuntime(config, { logger });
       try {
