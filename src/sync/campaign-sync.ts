@@ -1,6 +1,6 @@
 import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import { UpstreamError, type RecordOf } from "../upstream/client.ts";
-import { loadCheckpoint, saveCheckpoint, type CheckpointKey } from "./checkpoints.ts";
+import { loadCheckpoint, saveCheckpoint, type Checkpoint, type CheckpointKey } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
 import { staleLeads } from "./stale-leads.ts";
@@ -121,7 +121,8 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
   if (campaign === undefined || !hasStarted(campaign)) return;
 
   const refreshKey = { account: ctx.account, campaignUid, stream: LEAD_REFRESH };
-  const since = await eventReadsSince(ctx, refreshKey, runId);
+  const refresh = await markEventReads(ctx, refreshKey, runId);
+  const since = new Date(refresh.state.eventReadsSince as string);
   const newReplies = await run(replies, { collect: true });
   const newClicks = await run(linkClicks, { collect: true });
   const newOpens = await run(emailOpens, { collect: true });
@@ -135,11 +136,10 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
   ];
   // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
   const stale = await staleLeads(ctx, campaignUid, { fresh, since });
-  const refreshed = await loadCheckpoint(ctx.db, refreshKey);
-  const due = [...new Set([...(refreshed.state.waiting ?? []), ...stale])];
+  const due = [...new Set([...(refresh.state.waiting ?? []), ...stale])];
   // The events that made these leads stale are behind their cursors now: a refresh that fails must find them here,
   // and only once they are saved may the mark of where this cycle's event reads began go.
-  await saveCheckpoint(ctx.db, refreshKey, { ...refreshed, state: { ...refreshed.state, waiting: due, eventReadsSince: undefined } }, runId);
+  await saveCheckpoint(ctx.db, refreshKey, { ...refresh, state: { ...refresh.state, waiting: due, eventReadsSince: undefined } }, runId);
   if (due.length === 0) return;
   if (due.length > REFRESH_LIMIT) {
     ctx.logger.info({ campaignUid, leads: due.length, limit: REFRESH_LIMIT }, "more leads need a refresh than one cycle takes; the rest wait for the next cycle");
@@ -148,15 +148,16 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
 }
 
 /**
- * When the event reads began whose stale leads are not saved yet. Each events page commits with its cursor, so a
- * cycle stopped between its event reads and saving their stale leads would leave those events behind their cursors,
- * never read as new again: the mark is saved before the reads and dropped with the stale leads, and a cycle that
- * finds it left over looks back to it (stale-leads.ts reads the events written since).
+ * The lead-refresh checkpoint, marked with when the event reads began whose stale leads are not saved yet. Each
+ * events page commits with its cursor, so a cycle stopped between its event reads and saving their stale leads would
+ * leave those events behind their cursors, never read as new again: the mark is saved before the reads and dropped
+ * with the stale leads, and a cycle that finds it left over keeps it and looks back to it (stale-leads.ts reads the
+ * events written since). Only the events rhythm writes this checkpoint, so it is read once per cycle.
  */
-async function eventReadsSince(ctx: SyncContext, key: CheckpointKey, runId: number): Promise<Date> {
+async function markEventReads(ctx: SyncContext, key: CheckpointKey, runId: number): Promise<Checkpoint> {
   const checkpoint = await loadCheckpoint(ctx.db, key);
-  if (checkpoint.state.eventReadsSince !== undefined) return new Date(checkpoint.state.eventReadsSince);
-  const since = new Date();
-  await saveCheckpoint(ctx.db, key, { ...checkpoint, state: { ...checkpoint.state, eventReadsSince: since.toISOString() } }, runId);
-  return since;
+  if (checkpoint.state.eventReadsSince !== undefined) return checkpoint;
+  const marked = { ...checkpoint, state: { ...checkpoint.state, eventReadsSince: new Date().toISOString() } };
+  await saveCheckpoint(ctx.db, key, marked, runId);
+  return marked;
 }

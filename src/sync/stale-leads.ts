@@ -29,15 +29,19 @@ export interface TouchedSchedules {
 // a check over the whole campaign made PostgreSQL hash every reply of the warehouse, on every events cycle.
 export async function staleLeads(ctx: SyncContext, campaignUid: string, touched: TouchedSchedules): Promise<string[]> {
   const { rows } = await sql<{ lead_uid: string }>`
-    WITH gone AS (
-      SELECT schedule_id FROM replies WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
-      UNION SELECT schedule_id FROM link_clicks WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
-      UNION SELECT schedule_id FROM email_opens WHERE campaign_uid = ${campaignUid} AND _deleted_at >= ${touched.since}
+    WITH events AS (
+      -- One read of each table for both: the events soft-deleted since, and those written since.
+      SELECT schedule_id, coalesce(_deleted_at >= ${touched.since}, false) AS deleted FROM replies
+       WHERE campaign_uid = ${campaignUid} AND (_synced_at >= ${touched.since} OR _deleted_at >= ${touched.since})
+      UNION ALL SELECT schedule_id, coalesce(_deleted_at >= ${touched.since}, false) FROM link_clicks
+       WHERE campaign_uid = ${campaignUid} AND (_synced_at >= ${touched.since} OR _deleted_at >= ${touched.since})
+      UNION ALL SELECT schedule_id, coalesce(_deleted_at >= ${touched.since}, false) FROM email_opens
+       WHERE campaign_uid = ${campaignUid} AND (_synced_at >= ${touched.since} OR _deleted_at >= ${touched.since})
+    ), gone AS (
+      SELECT schedule_id FROM events WHERE deleted
     ), touched AS (
       SELECT unnest(CAST(${touched.fresh} AS bigint[])) AS id
-      UNION SELECT schedule_id FROM replies WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
-      UNION SELECT schedule_id FROM link_clicks WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
-      UNION SELECT schedule_id FROM email_opens WHERE campaign_uid = ${campaignUid} AND _synced_at >= ${touched.since}
+      UNION SELECT schedule_id FROM events WHERE NOT deleted
     ), fresh AS (
       SELECT s.* FROM schedules s JOIN touched t ON s.id = t.id
        WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
