@@ -7,6 +7,7 @@ import * as tolerantIngestion from "./0005_tolerant_ingestion.ts";
 import * as verifications from "./0006_verifications.ts";
 import * as rhythms from "./0007_rhythms_and_freshness.ts";
 import * as leadCopies from "./0008_lead_copies.ts";
+import * as detailObservations from "./0009_detail_observations.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   "0006_verifications": verifications,
   "0007_rhythms_and_freshness": rhythms,
   "0008_lead_copies": leadCopies,
+  "0009_detail_observations": detailObservations,
 };

@@ -132,8 +132,10 @@ export interface CampaignsTable extends SyncedColumns {
   skip_invalid_emails: boolean | null;
   forward_negative_emails: boolean | null;
   forward_netural_emails: boolean | null;
-  /** When the request whose answer last changed this row was sent; an older observation never overwrites it. */
+  /** When the newest request (listing or detail) that read this row was sent; an older one never overwrites the summary columns. */
   _observed_at: Timestamp;
+  /** When the newest detail read was sent; it orders the columns only the detail carries. Null until the first. */
+  _detail_observed_at: Timestamp | null;
 }
 
 export interface CampaignSendingDomainsTable extends SyncedColumns {

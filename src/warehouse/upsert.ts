@@ -33,7 +33,8 @@ export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
  *   other sources' (merge_field_issues(), migration 0005);
  * - `_observed_at` (campaigns) orders observations: an older one never
  *   overwrites a newer one, and a newer one that changes nothing moves
- *   `_observed_at` but not `_synced_at`.
+ *   `_observed_at` but not `_synced_at`. A campaign's detail also carries
+ *   `_detail_observed_at`, which orders the columns only it reads (FULL_READS).
  */
 
 /** Rows per statement: large enough to amortise a round trip, small enough to keep one statement's memory modest. */
@@ -52,6 +53,18 @@ const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks
  * copies match what is stored writes nothing (migrations/0008).
  */
 const OBSERVED_ON_CHANGE: ReadonlySet<SyncedTableName> = new Set(["schedules", "contacts"]);
+
+/**
+ * Rows that one source reads in part and another in full, in different jobs at
+ * different moments (a campaign: the listing's summary, the detail's
+ * everything; migrations/0009). `_observed_at` orders every observation of the
+ * summary columns; a full read carries its own time as well, which orders the
+ * other columns. So a detail read before a listing page and committed after it
+ * still writes what the listing does not carry.
+ */
+const FULL_READS: { [T in SyncedTableName]?: { observedAt: string; summary: readonly string[] } } = {
+  campaigns: { observedAt: "_detail_observed_at", summary: ["_account", "name", "workspace_id", "created_on", "status"] },
+};
 
 const FIELD_ISSUES = "_field_issues";
 const OBSERVED_AT = "_observed_at";
@@ -261,17 +274,28 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
     }
     return sql`excluded.${sql.id(column)}`;
   };
-  const compared = columns.filter((column) => !key.includes(column) && column !== OBSERVED_AT);
-  const revived = revive ? sql`t._deleted_at IS NOT NULL` : sql`false`;
+  const fullRead = FULL_READS[table];
+  const full = observed && fullRead !== undefined && columns.includes(fullRead.observedAt) ? fullRead : undefined;
+  const observations = full === undefined ? [OBSERVED_AT] : [OBSERVED_AT, full.observedAt];
+  const compared = columns.filter((column) => !key.includes(column) && !observations.includes(column));
+  const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
+  const fullFresh = full && sql`excluded.${sql.id(full.observedAt)} >= COALESCE(t.${sql.id(full.observedAt)}, '-infinity')`;
+  // In a full read, each column is written only if the observation that orders it is the newest.
+  const written = (column: string): RawBuilder<unknown> => {
+    if (full === undefined) return newValue(column);
+    return sql`CASE WHEN ${full.summary.includes(column) ? summaryFresh : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+  };
+  const revived = !revive ? sql`false` : full ? sql`(${summaryFresh} AND t._deleted_at IS NOT NULL)` : sql`t._deleted_at IS NOT NULL`;
   const changed =
-    compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(newValue))}) OR ${revived})`;
+    compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(written))}) OR ${revived})`;
   const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
+  const newest = (column: string) => sql`${sql.id(column)} = GREATEST(t.${sql.id(column)}, excluded.${sql.id(column)})`;
   const assignments = sql.join([
-    ...compared.map((column) => sql`${sql.id(column)} = ${newValue(column)}`),
+    ...compared.map((column) => sql`${sql.id(column)} = ${written(column)}`),
     ...(observed && !onChangeOnly
-      ? [sql`_observed_at = excluded._observed_at`, sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
+      ? [...observations.map(newest), sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
       : [...(observed ? [sql`_observed_at = excluded._observed_at`] : []), sql`_synced_at = excluded._synced_at`]),
-    ...(revive ? [sql`_deleted_at = NULL`] : []),
+    ...(revive ? [full ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
   ]);
   // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
   // except on copies, whose observation moves only with a change.
@@ -279,7 +303,9 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
     ? changed
     : onChangeOnly
       ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
-      : sql`excluded._observed_at >= t._observed_at AND (${changed} OR excluded._observed_at > t._observed_at)`;
+      : full
+        ? sql`(${summaryFresh} OR ${fullFresh}) AND (${changed} OR excluded._observed_at > t._observed_at OR ${sql.id("excluded", full.observedAt)} > COALESCE(${sql.id("t", full.observedAt)}, '-infinity'))`
+        : sql`${summaryFresh} AND (${changed} OR excluded._observed_at > t._observed_at)`;
 
   // Rows arrive with one row per key (mergedPerKey), so the input needs no sort to be conflict-free.
   return (literals: readonly unknown[], syncedAt: unknown) => {

@@ -26,7 +26,7 @@ export type FieldIssues = Record<string, Record<string, Issue>>;
 export const SYNCED_ENTITIES: readonly TruthEntity[] = TRUTH_ENTITIES;
 
 /** Columns that say when and how a row was written, not what the upstream holds. */
-const BOOKKEEPING = new Set(["_synced_at", "_first_seen_at", "_deleted_at", "_observed_at", "_field_issues", "_extra", "_account", "link_click_key", "email_open_key"]);
+const BOOKKEEPING = new Set(["_synced_at", "_first_seen_at", "_deleted_at", "_observed_at", "_detail_observed_at", "_field_issues", "_extra", "_account", "link_click_key", "email_open_key"]);
 
 /** What the emulator serves with drift and faults off, read through the public API; the settings are put back afterwards. */
 export async function readClean(emulator: RunningEmulator, apiKey: string): Promise<AccountSnapshot> {

@@ -10,6 +10,7 @@ const backends = useBackends("history");
 const T1 = new Date("2024-03-01T12:00:00Z");
 const T2 = new Date("2024-03-01T13:00:00Z");
 const T3 = new Date("2024-03-01T14:00:00Z");
+const T4 = new Date("2024-03-01T15:00:00Z");
 
 describe.each(backends)("history triggers on $name", (backend) => {
   const warehouse = useMigratedWarehouse(backend);
@@ -110,6 +111,46 @@ describe.each(backends)("history triggers on $name", (backend) => {
     expect(await db.selectFrom("campaigns").select(["_observed_at", "_synced_at"]).where("uid", "=", "a").executeTakeFirstOrThrow()).toEqual({
       _observed_at: later,
       _synced_at: T2,
+    });
+  });
+
+  it("write what only a detail reads even when a listing observed the row later, and never an older detail's", async () => {
+    const { db } = warehouse();
+    const detailFetched = new Date("2024-03-01T12:00:00Z");
+    const listingFetched = new Date("2024-03-01T12:00:05Z");
+    await upsert(db, "campaigns", [campaignDetailRow("a", { status: "running", bounces: 1, _observed_at: new Date("2024-03-01T11:00:00Z") })], T1);
+    // The listing, fetched after the detail, commits first; the detail commits later with the campaign's end.
+    await upsert(db, "campaigns", [campaignListingRow("a", { status: "paused", _observed_at: listingFetched })], T2);
+    const ended = { status: "completed", bounces: 4, completed_at: new Date("2024-03-01T11:59:00Z"), daily_email_limit: 80 };
+    expect(await upsert(db, "campaigns", [campaignDetailRow("a", { ...ended, _observed_at: detailFetched })], T3)).toEqual({ inserted: 0, updated: 1 });
+    const row = await db
+      .selectFrom("campaigns")
+      .select(["status", "bounces", "completed_at", "daily_email_limit", "_observed_at", "_detail_observed_at", "_synced_at"])
+      .where("uid", "=", "a")
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      status: "paused",
+      bounces: 4,
+      completed_at: ended.completed_at,
+      daily_email_limit: 80,
+      _observed_at: listingFetched,
+      _detail_observed_at: detailFetched,
+      _synced_at: T3,
+    });
+    expect((await campaignHistory()).map((history) => [history.status, (history.settings as { daily_email_limit: number }).daily_email_limit])).toEqual([
+      ["running", 50],
+      ["paused", 50],
+      ["paused", 80],
+    ]);
+
+    // A detail older than the last one changes nothing, and a stale detail never brings a deleted campaign back.
+    expect(await upsert(db, "campaigns", [campaignDetailRow("a", { bounces: 2, _observed_at: new Date("2024-03-01T11:30:00Z") })], T4)).toEqual({ inserted: 0, updated: 0 });
+    await sql`UPDATE campaigns SET _deleted_at = ${T4}`.execute(db);
+    const between = new Date("2024-03-01T12:00:02Z");
+    expect(await upsert(db, "campaigns", [campaignDetailRow("a", { ...ended, bounces: 5, _observed_at: between })], T4)).toEqual({ inserted: 0, updated: 1 });
+    expect(await db.selectFrom("campaigns").select(["bounces", "_deleted_at"]).where("uid", "=", "a").executeTakeFirstOrThrow()).toEqual({
+      bounces: 5,
+      _deleted_at: T4,
     });
   });
 

@@ -28,6 +28,7 @@ describe("coldsync migrate", () => {
       "applied 0006_verifications (schema bi)",
       "applied 0007_rhythms_and_freshness (schema bi)",
       "applied 0008_lead_copies (schema bi)",
+      "applied 0009_detail_observations (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });

@@ -7,7 +7,7 @@ import { useBackends } from "./backends.ts";
 
 const backends = useBackends("migrate");
 
-const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views", "0005_tolerant_ingestion", "0006_verifications", "0007_rhythms_and_freshness", "0008_lead_copies"];
+const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views", "0005_tolerant_ingestion", "0006_verifications", "0007_rhythms_and_freshness", "0008_lead_copies", "0009_detail_observations"];
 
 /** A table's column list that the compiler holds to be exactly the keys of its Database type. */
 function columns<T>() {
@@ -50,7 +50,8 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
       "reply_to_address", "daily_email_limit", "skip_days", "single_subject", "scheduling_strategy", "from_time",
       "to_time", "time_zone", "add_unsub_link", "unsub_link_type", "custom_unsub_text", "click_tracking_enabled",
       "open_tracking_enabled", "skip_dangerous_emails", "skip_disposable_emails", "skip_catchall_emails",
-      "skip_full_inbox_emails", "skip_invalid_emails", "forward_negative_emails", "forward_netural_emails", "_observed_at", ...BOOKKEEPING,
+      "skip_full_inbox_emails", "skip_invalid_emails", "forward_negative_emails", "forward_netural_emails", "_observed_at", "_detail_observed_at",
+      ...BOOKKEEPING,
     ]),
   },
   campaign_sending_domains: {

@@ -56,10 +56,12 @@ export function campaignListingRow(uid: string, changes: Partial<RowInput<"campa
   };
 }
 
-/** What the campaign retrieve (#2) knows: everything, settings flattened. */
+/** What the campaign retrieve (#2) knows: everything, settings flattened, observed as a detail read too. */
 export function campaignDetailRow(uid: string, changes: Partial<RowInput<"campaigns">> = {}): RowInput<"campaigns"> {
+  const observedAt = changes._observed_at ?? campaignListingRow(uid)._observed_at;
   return {
     ...campaignListingRow(uid),
+    _detail_observed_at: observedAt,
     scheduled_start_datetime: new Date("2024-02-02T08:00:00Z"),
     bounces: 3,
     campaign_paused: false,

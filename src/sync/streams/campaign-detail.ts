@@ -77,6 +77,7 @@ export const campaignDetail: LookupStream<Campaign> = {
         forward_negative_emails: settings?.forward_negative_emails ?? null,
         forward_netural_emails: settings?.forward_netural_emails ?? null,
         _observed_at: observedAt,
+        _detail_observed_at: observedAt,
         _extra: extraOf(record),
         _field_issues: issuesAt(issues),
       },
