@@ -3,7 +3,7 @@
 // on every start, and those files were most of a command's start-up. Other packages stay external: some read files
 // beside their own code (bullmq's Lua scripts, PGlite's WebAssembly, pino's transports).
 //   node scripts/bundle.js [dist directory, default dist]
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 
@@ -11,6 +11,8 @@ const dist = process.argv[2] ?? "dist";
 const { dependencies } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 const BUNDLED = new Set(["kysely", "kysely-pglite-dialect", "zod"]);
 
+// esbuild leaves the chunks of earlier builds in place; they would pile up beside the current ones.
+rmSync(join(dist, "bundle"), { recursive: true, force: true });
 await build({
   entryPoints: [join(dist, "src/cli.js")],
   outdir: join(dist, "bundle"),

@@ -1,5 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "./config.ts";
+import * as demo from "./commands/demo.ts";
+import * as emulator from "./commands/emulator.ts";
+import * as migrate from "./commands/migrate.ts";
+import * as status from "./commands/status.ts";
+import * as sync from "./commands/sync.ts";
+import * as verify from "./commands/verify.ts";
+import * as worker from "./commands/worker.ts";
 import { boundHeapGrowth } from "./heap.ts";
 
 /**
@@ -15,21 +22,8 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-const COMMANDS: Record<string, () => Promise<{ register(program: Command): void }>> = {
-  demo: () => import("./commands/demo.ts"),
-  migrate: () => import("./commands/migrate.ts"),
-  sync: () => import("./commands/sync.ts"),
-  status: () => import("./commands/status.ts"),
-  verify: () => import("./commands/verify.ts"),
-  worker: () => import("./commands/worker.ts"),
-  emulator: () => import("./commands/emulator.ts"),
-};
-
-// Loading every command's modules (the worker's queues and web server, the embedded database) takes longer than
-// most commands run, so only the one named is loaded; the program's own help and an unknown name need them all.
-const named = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
-const loaders = named !== undefined && Object.hasOwn(COMMANDS, named) ? [COMMANDS[named] as () => Promise<{ register(program: Command): void }>] : Object.values(COMMANDS);
-for (const module of await Promise.all(loaders.map((load) => load()))) module.register(program);
+// Each command loads its implementation only when it runs, so registering all of them costs little.
+for (const command of [demo, migrate, sync, status, verify, worker, emulator]) command.register(program);
 
 try {
   await program.parseAsync(process.argv);

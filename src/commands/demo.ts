@@ -1,17 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
-import { duration, loadConfig, type Config } from "../config.ts";
-import { startEmulator, type RunningEmulator } from "../emulator/server.ts";
-import { startStatusPageServer } from "../http/server.ts";
-import { trackUpstreamAnswers, type UpstreamAnswerTracker } from "../http/status-page/last-answer.ts";
-import { openRuntime, type Runtime } from "../runtime.ts";
-import { runFullSync } from "../sync/runs.ts";
-import { commandLogger, table } from "./output.ts";
-import { syncOnce } from "./sync-once.ts";
-
-const DEMO_KEY = "demo";
-/** Each --serve cycle plays the emulator this far forward, so that campaigns visibly move between syncs. */
-const SIMULATED_SECONDS_PER_CYCLE = 3_600;
+import { duration } from "../config.ts";
 
 interface DemoFlags {
   seed: string;
@@ -33,114 +21,8 @@ export function register(program: Command): void {
       if (!Number.isInteger(seed)) throw new Error(`--seed: must be an integer, got "${flags.seed}"`);
       const everyMs = duration.safeParse(flags.every);
       if (!everyMs.success || everyMs.data <= 0) throw new Error(`--every: must be a duration such as 30s or 5m, got "${flags.every}"`);
-      const emulator = await startEmulator({ seed, scale: "small", apiKeys: [DEMO_KEY] });
-      try {
-        const config = loadConfig({
-          ...process.env,
-          COLDSYNC_API_URL: emulator.url,
-          COLDSYNC_API_KEY: DEMO_KEY,
-          COLDSYNC_RATE_LIMIT: "200",
-          // The demo's page is for whoever runs it: local unless asked otherwise.
-          COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST || "127.0.0.1",
-          ...(flags.port === undefined ? {} : { COLDSYNC_HTTP_PORT: flags.port }),
-        });
-        const logger = commandLogger(config);
-        const where = config.warehouse.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${config.warehouse.dataDir}/pglite`;
-        console.log(`emulator on ${emulator.url}; warehouse: ${where}, schema ${config.warehouse.schema}`);
-        const upstream = trackUpstreamAnswers();
-        const runtime = await openRuntime(config, { logger, hooks: upstream.hooks });
-        try {
-          const summary = await syncOnce(runtime, logger, { trigger: "demo" });
-          if (summary.outcome === "aborted") return;
-          await printFunnel(runtime);
-          if (flags.serve) await serveUntilStopped({ config, runtime, emulator, upstream, everyMs: everyMs.data });
-        } finally {
-          await runtime.close();
-        }
-      } finally {
-        await emulator.close();
-      }
+      // Loaded only when the command runs: `demo --help` needs neither the emulator, the warehouse nor the web server.
+      const { runDemo } = await import("./demo-session.ts");
+      await runDemo({ seed, everyMs: everyMs.data, serve: flags.serve === true, ...(flags.port === undefined ? {} : { port: flags.port }) });
     });
-}
-
-async function printFunnel(runtime: Runtime): Promise<void> {
-  const funnel = await runtime.warehouse.db
-    .selectFrom("campaign_funnel")
-    .select(["name", "status", "leads", "emails_sent", "opened", "clicked", "replied", "positive_replies", "open_rate", "reply_rate"])
-    .orderBy("emails_sent", "desc")
-    .orderBy("name")
-    .execute();
-  const percent = (rate: number | null) => (rate === null ? "—" : `${(Number(rate) * 100).toFixed(1)}%`);
-  console.log(
-    table(
-      ["campaign", "status", "leads", "sent", "opened", "clicked", "replied", "positive", "open rate", "reply rate"],
-      funnel.map((row) => [
-        String(row.name ?? "").slice(0, 40),
-        row.status,
-        row.leads,
-        row.emails_sent,
-        row.opened,
-        row.clicked,
-        row.replied,
-        row.positive_replies,
-        percent(row.open_rate),
-        percent(row.reply_rate),
-      ]),
-    ),
-  );
-  console.log("query it yourself: SELECT * FROM coldsync.campaign_funnel; (see README, \"The warehouse\")");
-}
-
-interface ServeOptions {
-  config: Config;
-  runtime: Runtime;
-  emulator: RunningEmulator;
-  upstream: UpstreamAnswerTracker;
-  everyMs: number;
-}
-
-/**
- * `demo --serve`: the status page over the demo's own warehouse (no Redis, no
- * workers: the fleet panel says so), and a sync every `everyMs` after playing
- * the emulator an hour forward, so the page has something to show. Ctrl-C
- * (or SIGTERM) stops the sync in flight after the page it is writing, closes
- * the server, and lets the caller close the warehouse and the emulator.
- */
-async function serveUntilStopped(options: ServeOptions): Promise<void> {
-  const { config, runtime, emulator } = options;
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const server = await startStatusPageServer({
-      host: config.http.host,
-      port: config.http.port,
-      token: config.http.token,
-      statusPage: {
-        mode: "demo",
-        account: config.account,
-        db: runtime.warehouse.db,
-        cadence: config.worker,
-        rateLimitPerSecond: config.api.rateLimit,
-        upstream: options.upstream,
-      },
-    });
-    try {
-      console.log(`status page: ${server.url}/ (refreshes itself; a sync every ${options.everyMs / 1000} s; Ctrl-C stops)`);
-      for (;;) {
-        await sleep(options.everyMs, undefined, { signal: stop.signal }).catch(() => undefined);
-        if (stop.signal.aborted) break;
-        const moved = emulator.advance(SIMULATED_SECONDS_PER_CYCLE);
-        const summary = await runFullSync(runtime.syncContext({ trigger: "demo", signal: stop.signal }));
-        console.log(`emulator at ${moved.now}; sync ${summary.runId}: ${summary.outcome} in ${(summary.durationMs / 1000).toFixed(1)} s, ${summary.requests} requests`);
-      }
-    } finally {
-      await server.close();
-    }
-    console.log("stopped");
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
 }

@@ -1,10 +1,7 @@
 import type { Command } from "commander";
-import { pino } from "pino";
 import { ConfigError, configSchema } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
-import { startEmulator } from "../emulator/server.ts";
-import { createLogger } from "../logger.ts";
 import { API_PREFIX } from "../upstream/endpoints.ts";
 
 /** `coldsync emulator`: serves the upstream API locally from a seed until interrupted (contract C). */
@@ -121,6 +118,8 @@ export function register(program: Command): void {
     })
     .action(async (flags: Flags) => {
       const options = optionsFrom(flags);
+      // Loaded only when the command runs: `emulator --help` needs neither the web server nor the logger.
+      const [{ pino }, { createLogger }, { startEmulator }] = await Promise.all([import("pino"), import("../logger.ts"), import("../emulator/server.ts")]);
       const logger = createLogger({ level: logLevel(), name: "coldsync-emulator", destination: pino.destination(2) });
       const emulator = await startEmulator(options, logger);
       console.log(`coldsync emulator listening on ${emulator.url} (API at ${emulator.url}${API_PREFIX}/)`);

@@ -1,7 +1,5 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { openWarehouse } from "../warehouse/connect.ts";
-import { migrateToLatest } from "../warehouse/migrate.ts";
 
 export function register(program: Command): void {
   program
@@ -9,6 +7,7 @@ export function register(program: Command): void {
     .description("apply pending warehouse migrations; safe to run again")
     .action(async () => {
       const config = loadConfig(process.env);
+      const [{ openWarehouse }, { migrateToLatest }] = await Promise.all([import("../warehouse/connect.ts"), import("../warehouse/migrate.ts")]);
       const warehouse = await openWarehouse(config.warehouse);
       try {
         const { applied } = await migrateToLatest(warehouse);

@@ -79,15 +79,22 @@ describe("the compiled command line", () => {
     expect(typescriptLoaded(run.loaded)).toEqual([]);
   });
 
-  it("is what the bin runs when the build is current, without the worker's modules for another command", async () => {
-    const run = await runRecorded("bin", join(scratch, "bin/coldsync.js"), ["migrate", "--help"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain("Usage: coldsync migrate");
-    expect(run.loaded).toContain(pathToFileURL(join(scratch, "dist/bundle/cli.js")).href);
-    expect(run.loaded.filter((url) => url.includes("/dist/src/"))).toEqual([]);
-    expect(run.loaded.some((url) => url.includes("/node_modules/bullmq/"))).toBe(false);
-    expect(typescriptLoaded(run.loaded)).toEqual([]);
-  });
+  // What the commands run (queues, database drivers, web servers, the HTTP client, the logger) loads only when one runs.
+  const IMPLEMENTATION_PACKAGES = ["bullmq", "ioredis", "pg", "@electric-sql/pglite", "fastify", "undici", "pino"];
+
+  it.each(["--help", "migrate --help", "worker --help", "demo --help"])(
+    "is what the bin runs when the build is current, and `%s` loads no command's implementation",
+    async (line) => {
+      const args = line.split(" ");
+      const run = await runRecorded(`bin_${args.join("_")}`, join(scratch, "bin/coldsync.js"), args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`Usage: coldsync${args.length > 1 ? ` ${args[0]}` : ""}`);
+      expect(run.loaded).toContain(pathToFileURL(join(scratch, "dist/bundle/cli.js")).href);
+      expect(run.loaded.filter((url) => url.includes("/dist/src/"))).toEqual([]);
+      expect(IMPLEMENTATION_PACKAGES.filter((name) => run.loaded.some((url) => url.includes(`/node_modules/${name}/`)))).toEqual([]);
+      expect(typescriptLoaded(run.loaded)).toEqual([]);
+    },
+  );
 
   it("is not run by the bin once a source is newer than the build", async () => {
     await mkdir(join(scratch, "src"));

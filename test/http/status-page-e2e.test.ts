@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorker, type RunningWorker } from "../../src/commands/worker.ts";
+import { startWorker, type RunningWorker } from "../../src/commands/worker-process.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
 import { createLogger } from "../../src/logger.ts";

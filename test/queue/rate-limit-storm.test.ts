@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorker } from "../../src/commands/worker.ts";
+import { startWorker } from "../../src/commands/worker-process.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { rateBudgetKeys, RedisRequestLimiter } from "../../src/queue/rate-budget.ts";

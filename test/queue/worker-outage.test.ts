@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startWorker, type RunningWorker } from "../../src/commands/worker.ts";
+import { startWorker, type RunningWorker } from "../../src/commands/worker-process.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { QUEUE_NAMES } from "../../src/queue/queues.ts";

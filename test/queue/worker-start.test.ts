@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorker } from "../../src/commands/worker.ts";
+import { startWorker } from "../../src/commands/worker-process.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
