@@ -192,27 +192,48 @@ export const lifecycleBody = z.object({ campaign_uid: uid });
 export type LifecycleBody = z.infer<typeof lifecycleBody>;
 
 /** Query strings arrive as text; integers must be written as integers. */
+const queryIntegerText = z.string().regex(/^-?\d+$/, "must be an integer");
+
 const queryInteger = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^-?\d+$/, "must be an integer")
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+  queryIntegerText.transform(Number).pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+/**
+ * Any non-negative integer is an offset, one past the end included (contract A.3:
+ * an empty page, not an error). Past 2^53 numbers are no longer exact, but such an
+ * offset is past the end of every listing anyway, so it reads as 2^53 - 1.
+ */
+const queryOffset = queryIntegerText.transform((text) => Math.min(Number(text), Number.MAX_SAFE_INTEGER)).pipe(z.number().min(0, "must be at least 0"));
+
+/**
+ * A numeric identifier as read. Past 2^53 a number is not exact, so such an id is a
+ * bigint: it names no record (the emulator's ids are int32), and the 404 names it as sent.
+ */
+export type NumericId = number | bigint;
+
+/**
+ * An identifier that looks a record up is well formed whatever its size: one that
+ * names nothing is the lookup's 404 (contract A.2), not a range error.
+ */
+const queryIdentifier = queryIntegerText.transform((text): NumericId => {
+  const id = Number(text);
+  return Number.isSafeInteger(id) ? id : BigInt(text);
+});
+const bodyIdentifier = z.number().refine(Number.isInteger, "must be an integer");
 
 export const DEFAULT_PAGE_LIMIT = 10;
 export const MAX_PAGE_LIMIT = 100;
 
 export const pageQuery = z.object({
   [PARAMS.limit]: queryInteger(1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
-  [PARAMS.offset]: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0),
+  [PARAMS.offset]: queryOffset.default(0),
 });
 export type PageQuery = z.infer<typeof pageQuery>;
 
-export const workspaceFilterQuery = pageQuery.extend({ [PARAMS.workspaceId]: queryInteger(INT32_MIN, INT32_MAX).optional() });
+export const workspaceFilterQuery = pageQuery.extend({ [PARAMS.workspaceId]: queryIdentifier.optional() });
 
 export const campaignUidQuery = z.object({ [PARAMS.campaignUid]: uid });
 export const campaignPageQuery = pageQuery.extend(campaignUidQuery.shape);
 export const leadUidQuery = z.object({ [PARAMS.leadUid]: uid });
-export const sequenceIdQuery = z.object({ [PARAMS.sequenceId]: queryInteger(INT32_MIN, INT32_MAX) });
+export const sequenceIdQuery = z.object({ [PARAMS.sequenceId]: queryIdentifier });
 /** DELETE /email-sequence/ may carry its id in a JSON body instead of the query (contract A.1). */
-export const sequenceIdBody = z.object({ [PARAMS.sequenceId]: z.number().int().min(INT32_MIN).max(INT32_MAX) });
+export const sequenceIdBody = z.object({ [PARAMS.sequenceId]: bodyIdentifier });

@@ -173,6 +173,38 @@ describe("get and delete", () => {
     messageOf(answer);
   });
 
+  describe.each(["99999999999", "99999999999999999999"])("an id of %s, outside int32, names nothing", (id) => {
+    it("GET answers 404 naming it", async () => {
+      const answer = await api.get(PATHS.emailSequence, { id });
+      expect(answer.status).toBe(404);
+      expect(messageOf(answer)).toBe(`id: no email sequence ${id}`);
+    });
+
+    it("DELETE by query answers 404 naming it", async () => {
+      const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id } });
+      expect(answer.status).toBe(404);
+      expect(messageOf(answer)).toBe(`id: no email sequence ${id}`);
+    });
+
+    it("DELETE by form body answers 404 naming it", async () => {
+      const answer = await api.send("DELETE", PATHS.emailSequence, bodyOf("form", { id }));
+      expect(answer.status).toBe(404);
+      expect(messageOf(answer)).toBe(`id: no email sequence ${id}`);
+    });
+  });
+
+  it('DELETE with a JSON body {"id": 99999999999} answers 404 naming it', async () => {
+    const answer = await api.send("DELETE", PATHS.emailSequence, { kind: "json", value: { id: 99_999_999_999 } });
+    expect(answer.status).toBe(404);
+    expect(messageOf(answer)).toBe("id: no email sequence 99999999999");
+  });
+
+  it('DELETE with a JSON body {"id": 1.5} answers 400 naming id', async () => {
+    const answer = await api.send("DELETE", PATHS.emailSequence, { kind: "json", value: { id: 1.5 } });
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toContain("id");
+  });
+
   it("DELETE id=abc answers 400 naming id", async () => {
     const answer = await api.request("DELETE", PATHS.emailSequence, { query: { id: "abc" } });
     expect(answer.status).toBe(400);

@@ -79,7 +79,7 @@ describe.each(listings)("$name", (listing) => {
     expect(page.data.length).toBe(Math.min(Number(limit), page.total));
   });
 
-  it.each(["-1", "1.5", "abc"])("offset=%s answers 400 naming offset", async (offset) => {
+  it.each(["-1", "1.5", "abc", "-99999999999999999999"])("offset=%s answers 400 naming offset", async (offset) => {
     const answer = await api.get(listing.path, { ...listing.query(), offset });
     expect(answer.status).toBe(400);
     expect(messageOf(answer)).toContain("offset");
@@ -88,6 +88,13 @@ describe.each(listings)("$name", (listing) => {
   it("an offset past the end answers 200 with no data and the real total", async () => {
     const { total } = await api.page(listing.path, listing.query());
     const answer = await api.get(listing.path, { ...listing.query(), offset: total + 5, limit: 10 });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ data: [], total });
+  });
+
+  it.each(["9007199254740993", "99999999999999999999"])("offset=%s, past 2^53, answers 200 with no data and the real total", async (offset) => {
+    const { total } = await api.page(listing.path, listing.query());
+    const answer = await api.get(listing.path, { ...listing.query(), offset });
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ data: [], total });
   });
@@ -164,6 +171,12 @@ describe.each([
     }
     expect(sum).toBe(all.total);
     expect(seed.workspaces.length).toBeGreaterThan(1);
+  });
+
+  it.each(["99999999999", "99999999999999999999"])("workspace_id=%s, an integer naming no workspace, answers 404 naming it", async (id) => {
+    const answer = await api.get(path, { workspace_id: id });
+    expect(answer.status).toBe(404);
+    expect(messageOf(answer)).toBe(`workspace_id: no workspace ${id}`);
   });
 
   it("workspace_id=abc answers 400 naming workspace_id", async () => {

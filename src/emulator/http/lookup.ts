@@ -1,4 +1,5 @@
 import { PARAMS } from "../../upstream/endpoints.ts";
+import type { NumericId } from "../../upstream/requests.ts";
 import type { CampaignRecord, LeadRecord, SequenceRecord, WorkspaceRecord } from "../store/model.ts";
 import type { Account, World } from "../store/world.ts";
 import { notFound } from "./errors.ts";
@@ -20,13 +21,14 @@ export function findLead(world: World, account: Account, uid: string): LeadRecor
   return lead;
 }
 
-export function findSequence(account: Account, id: number): SequenceRecord {
-  const sequence = account.sequencesById.get(id);
+export function findSequence(account: Account, id: NumericId): SequenceRecord {
+  // A bigint id is past 2^53, so it names no sequence.
+  const sequence = typeof id === "number" ? account.sequencesById.get(id) : undefined;
   if (!sequence) throw notFound(`${PARAMS.sequenceId}: no email sequence ${id}`);
   return sequence;
 }
 
-export function findWorkspace(account: Account, id: number | undefined): WorkspaceRecord | undefined {
+export function findWorkspace(account: Account, id: NumericId | undefined): WorkspaceRecord | undefined {
   if (id === undefined) return undefined;
   const workspace = account.workspaces.items.find((candidate) => candidate.id === id);
   if (!workspace) throw notFound(`${PARAMS.workspaceId}: no workspace ${id}`);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
-import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery } from "../../upstream/requests.ts";
+import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery, type NumericId } from "../../upstream/requests.ts";
 import { nestFlatFields, readBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
@@ -18,7 +18,7 @@ function namesId(query: unknown): boolean {
 }
 
 /** The id to delete: from the query string (contract A.1), else from a body {"id": N}. */
-async function idToDelete(request: FastifyRequest): Promise<number> {
+async function idToDelete(request: FastifyRequest): Promise<NumericId> {
   if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
   const { encoding, value } = await readBody(request);
   if (value === undefined) throw badRequest(`${PARAMS.sequenceId}: is required, in the query string or as a JSON body {"${PARAMS.sequenceId}": N}`);
