@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
-import { hasStarted, isTerminal } from "../sync/campaign-sync.ts";
+import { hasStarted, isFinalLeadsWalk, isTerminal } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
 
 /**
@@ -12,7 +12,10 @@ import type { Database } from "../warehouse/database.ts";
  *   status: live campaigns change by the minute, idle ones rarely, finished
  *   ones almost never. A campaign that became terminal after its last leads
  *   cycle is due at once, so its final sends, opens and replies are captured.
- *   It is judged by the campaign detail's last complete read.
+ *   It is judged by the older of the detail's last complete read and the
+ *   leads walk's, so a cycle whose walk failed after its detail was read is
+ *   due again at the next discovery; after a terminal campaign's final walk,
+ *   which is not repeated, by the detail's alone.
  * - The events rhythm (replies, click and open tails) runs every
  *   COLDSYNC_EVENTS_EVERY for a started campaign that can still send, every
  *   COLDSYNC_TERMINAL_EVERY for a terminal one, never for one that never
@@ -70,6 +73,33 @@ async function lastCompleteScans(db: Kysely<Database>, account: string, streams:
   return new Map(rows.map((row) => [row.campaign_uid, row.completed === streams.length && row.oldest !== null ? new Date(row.oldest) : undefined]));
 }
 
+/** Per campaign of the account, when its leads rhythm last completed (undefined when it never did). */
+async function lastLeadsCycles(db: Kysely<Database>, account: string): Promise<Map<string, Date | undefined>> {
+  const rows = await db
+    .selectFrom("sync_checkpoints")
+    .select(["campaign_uid", "stream", "state", "last_complete_scan_at", "scan_started_at"])
+    .where("account", "=", account)
+    .where("campaign_uid", "<>", "")
+    .where("stream", "in", ["campaign_detail", "leads"])
+    .execute();
+  const detailReads = new Map<string, Date | null>();
+  const walks = new Map<string, { completedAt: Date | null; final: boolean }>();
+  for (const row of rows) {
+    const completedAt = row.last_complete_scan_at === null ? null : new Date(row.last_complete_scan_at);
+    if (row.stream === "campaign_detail") detailReads.set(row.campaign_uid, completedAt);
+    else walks.set(row.campaign_uid, { completedAt, final: isFinalLeadsWalk({ state: row.state, lastCompleteScanAt: completedAt, scanStartedAt: row.scan_started_at }) });
+  }
+  const cycles = new Map<string, Date | undefined>();
+  for (const [uid, detailRead] of detailReads) {
+    const walk = walks.get(uid);
+    if (detailRead === null) cycles.set(uid, undefined);
+    else if (walk?.final) cycles.set(uid, detailRead);
+    else if (walk?.completedAt === null || walk?.completedAt === undefined) cycles.set(uid, undefined);
+    else cycles.set(uid, walk.completedAt < detailRead ? walk.completedAt : detailRead);
+  }
+  return cycles;
+}
+
 /** The campaigns among `campaigns` whose leads rhythm is due now. */
 export async function dueForLeads(
   db: Kysely<Database>,
@@ -80,8 +110,8 @@ export async function dueForLeads(
 ): Promise<DiscoveredCampaign[]> {
   if (campaigns.length === 0) return [];
   const uids = campaigns.map((campaign) => campaign.uid);
-  const [lastDetail, statuses] = await Promise.all([
-    lastCompleteScans(db, account, ["campaign_detail"]),
+  const [lastCycles, statuses] = await Promise.all([
+    lastLeadsCycles(db, account),
     db
       .selectFrom("campaign_history")
       .select(["campaign_uid", "status", (eb) => eb.fn.min("valid_from").as("since")])
@@ -92,7 +122,7 @@ export async function dueForLeads(
   const since = new Map(statuses.map((row) => [`${row.campaign_uid}|${row.status}`, new Date(row.since)]));
   return campaigns.filter((campaign) => {
     const finishedAt = isTerminal(campaign.status) ? since.get(`${campaign.uid}|${campaign.status}`) : undefined;
-    return isDue(lastDetail.get(campaign.uid), leadsCadenceOf(campaign.status, cadence), now, { checkEveryMs: cadence.discoverEveryMs, finishedAt });
+    return isDue(lastCycles.get(campaign.uid), leadsCadenceOf(campaign.status, cadence), now, { checkEveryMs: cadence.discoverEveryMs, finishedAt });
   });
 }
 

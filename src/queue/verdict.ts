@@ -5,7 +5,8 @@ import { UpstreamError } from "../upstream/errors.ts";
 /**
  * How a finished run, or an error thrown by one, decides what BullMQ does
  * with its job:
- * - done: the job completes;
+ * - done: the job completes, also when the run is partial only because some
+ *   records could not be placed (they are kept in rejected_records);
  * - interrupted (shutdown, lost lease): the job goes back to waiting, without
  *   spending an attempt, and the next worker resumes from the checkpoints;
  * - busy (another process, e.g. `sync --once`, holds the campaign's lock): the
@@ -37,6 +38,8 @@ const MAX_REASON_LENGTH = 2_000;
 export function verdictOfRun(result: RunResult, signal: AbortSignal): Verdict {
   if (result.outcome === "succeeded") return { kind: "done" };
   if (result.outcome === "aborted" || signal.aborted) return { kind: "interrupted", reason: `run ${result.runId} was stopped (${result.outcome})` };
+  // Partial only because records could not be placed: they are in rejected_records, and another attempt would meet them again.
+  if (result.failures.length === 0) return { kind: "done" };
   return verdictOfErrors(
     result.failures.map((failure) => failure.error),
     result.failures.map(describeFailure).join("; "),

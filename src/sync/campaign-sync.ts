@@ -107,7 +107,11 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
 /** A terminal campaign whose leads had their final, proven walk: they are not walked again. */
 async function finalScanDone(ctx: SyncContext, campaignUid: string, status: string | null): Promise<boolean> {
   if (!isTerminal(status)) return false;
-  const checkpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
+  return isFinalLeadsWalk(await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }));
+}
+
+/** Whether a leads checkpoint records the walk made once its campaign was terminal, complete and not restarted. */
+export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
   return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null;
 }
 

@@ -63,6 +63,12 @@ describe("dueForLeads and dueForEvents", () => {
     last_complete_scan_at: at,
     updated_at: now,
   });
+  /** A leads walk's checkpoint: complete at `at` (or never), of a campaign then in `scannedStatus`, perhaps restarted since. */
+  const walk = (campaignUid: string, at: Date | null, scannedStatus: string, restartedAt: Date | null = null) => ({
+    ...checkpoint(campaignUid, "leads", at),
+    scan_started_at: restartedAt,
+    state: JSON.stringify({ scannedStatus }),
+  });
 
   beforeAll(async () => {
     warehouse = await openMigratedWarehouse(databaseUrl());
@@ -74,6 +80,22 @@ describe("dueForLeads and dueForEvents", () => {
         checkpoint("other-account", "campaign_detail", ago(1), "someone-else"),
         checkpoint("just-finished", "campaign_detail", ago(10)),
         checkpoint("long-finished", "campaign_detail", ago(60)),
+        checkpoint("walk-failed", "campaign_detail", ago(1)),
+        checkpoint("final-walk-failed", "campaign_detail", ago(1)),
+      ])
+      .execute();
+    await warehouse.db
+      .insertInto("sync_checkpoints")
+      .values([
+        walk("fresh", ago(0.5), "running"),
+        walk("stale", ago(19), "running"),
+        walk("just-finished", ago(9), "running"),
+        // Its final walk, made once it was complete: not repeated, so the detail's reads alone count.
+        walk("long-finished", ago(100), "complete"),
+        // The detail was read a minute ago, but the walk after it failed: its last complete walk is 20 minutes old.
+        walk("walk-failed", ago(20), "running", ago(1)),
+        // It finished 30 minutes ago; the walk that was to capture its final state failed half way.
+        walk("final-walk-failed", ago(300), "running", ago(1)),
         ...["replies", "link_clicks", "email_opens"].map((stream) => checkpoint("fresh", stream, ago(0.25))),
         ...["replies", "link_clicks"].map((stream) => checkpoint("stale", stream, ago(0.25))),
         checkpoint("stale", "email_opens", ago(3)),
@@ -93,6 +115,7 @@ describe("dueForLeads and dueForEvents", () => {
         history("just-finished", "running", ago(600), ago(3)),
         history("just-finished", "complete", ago(3), null),
         history("long-finished", "complete", ago(120), null),
+        history("final-walk-failed", "complete", ago(30), null),
       ])
       .execute();
     const campaign = (uid: string, status: string, started: Date | null) => ({
@@ -123,7 +146,7 @@ describe("dueForLeads and dueForEvents", () => {
     await warehouse.destroy();
   });
 
-  it("judge the leads rhythm from the detail's last complete read and the time each campaign finished", async () => {
+  it("judge the leads rhythm from the older of the detail's read and the leads walk, and the time each campaign finished", async () => {
     const due = await dueForLeads(
       warehouse.db,
       "acme",
@@ -134,11 +157,13 @@ describe("dueForLeads and dueForEvents", () => {
         { uid: "other-account", status: "running" },
         { uid: "just-finished", status: "complete" },
         { uid: "long-finished", status: "complete" },
+        { uid: "walk-failed", status: "running" },
+        { uid: "final-walk-failed", status: "complete" },
       ],
       cadence,
       now,
     );
-    expect(due.map((campaign) => campaign.uid).sort()).toEqual(["just-finished", "never", "other-account", "stale"]);
+    expect(due.map((campaign) => campaign.uid).sort()).toEqual(["final-walk-failed", "just-finished", "never", "other-account", "stale", "walk-failed"]);
   });
 
   it("judge the events rhythm from the stalest event stream, and never give it to a campaign that did not start", async () => {
