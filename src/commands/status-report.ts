@@ -47,7 +47,7 @@ export async function printStatus(config: Config): Promise<void> {
     const [issues, rejected, freshness] = await Promise.all([
       fieldIssueCounts(warehouse.db),
       rejectedCounts(warehouse.db, config.account),
-      eventLag(warehouse.db),
+      eventLag(warehouse.db, config.account),
     ]);
     const seconds = (value: number | null) => (value === null ? "—" : lag(Math.round(value)));
     console.log(

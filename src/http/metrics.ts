@@ -150,12 +150,12 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
   warehouseGauge(
     {
       name: METRIC_NAMES.checkpointLag,
-      help: "Seconds since the stalest stream of each campaign that runs every cycle last finished a complete scan.",
+      help: "Seconds since the stalest stream of each campaign that runs every cycle last finished a complete scan (since the campaign was first seen while one never did).",
       labelNames: ["campaign_uid"],
       what: "checkpoint lag",
     },
     async (gauge, { db, account }) => {
-      for (const [campaign_uid, lag] of await campaignLag(db, account)) if (lag.lagSeconds !== null) gauge.set({ campaign_uid }, lag.lagSeconds);
+      for (const [campaign_uid, lag] of await campaignLag(db, account)) gauge.set({ campaign_uid }, lag.behindSeconds);
     },
   );
 
@@ -178,8 +178,8 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["stream", "quantile"],
       what: "event lag",
     },
-    async (gauge, { db }) => {
-      for (const row of await eventLag(db)) {
+    async (gauge, { db, account }) => {
+      for (const row of await eventLag(db, account)) {
         if (row.p50 !== null) gauge.set({ stream: row.stream, quantile: "0.5" }, row.p50);
         if (row.p95 !== null) gauge.set({ stream: row.stream, quantile: "0.95" }, row.p95);
       }

@@ -32,6 +32,11 @@ export interface CampaignLag {
   stalestScanAt: Date | null;
   /** Seconds since then, rounded. */
   lagSeconds: number | null;
+  /**
+   * The lag, or while a stream never completed, the seconds since the warehouse first saw the campaign:
+   * a campaign whose walk fails every time keeps falling behind instead of having no lag at all.
+   */
+  behindSeconds: number;
 }
 
 /**
@@ -45,7 +50,7 @@ export function countsTowardLag(stream: string, status: string | null): boolean 
 /** Per live campaign of the account: its streams' last complete scans and its lag. */
 export async function campaignLag(db: Kysely<Database>, account: string, now = new Date()): Promise<Map<string, CampaignLag>> {
   const [campaigns, checkpoints] = await Promise.all([
-    db.selectFrom("campaigns").select(["uid", "status"]).where("_account", "=", account).where("_deleted_at", "is", null).execute(),
+    db.selectFrom("campaigns").select(["uid", "status", "_first_seen_at"]).where("_account", "=", account).where("_deleted_at", "is", null).execute(),
     db
       .selectFrom("sync_checkpoints")
       .select(["campaign_uid", "stream", "last_complete_scan_at"])
@@ -67,7 +72,9 @@ export async function campaignLag(db: Kysely<Database>, account: string, now = n
         .map(([, time]) => time);
       const oldest = times.length === 0 || times.includes(null) ? null : Math.min(...times.map((time) => (time as Date).getTime()));
       const stalestScanAt = oldest === null ? null : new Date(oldest);
-      return [campaign.uid, { streams, stalestScanAt, lagSeconds: oldest === null ? null : Math.round((now.getTime() - oldest) / 1000) }];
+      const secondsSince = (time: number) => Math.round((now.getTime() - time) / 1000);
+      const lagSeconds = oldest === null ? null : secondsSince(oldest);
+      return [campaign.uid, { streams, stalestScanAt, lagSeconds, behindSeconds: lagSeconds ?? secondsSince(new Date(campaign._first_seen_at).getTime()) }];
     }),
   );
 }
@@ -195,15 +202,16 @@ export interface EventLag {
 }
 
 /** How fresh events reach the warehouse: p50 and p95 lag per stream, over events that happened in the last `windowHours`. */
-export async function eventLag(db: Kysely<Database>, windowHours = 24): Promise<EventLag[]> {
+export async function eventLag(db: Kysely<Database>, account: string, windowHours = 24): Promise<EventLag[]> {
   const { rows } = await sql<EventLag>`
-    SELECT stream,
+    SELECT f.stream,
            count(*)::int AS events,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM lag))::float8 AS p50,
-           percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM lag))::float8 AS p95
-      FROM event_freshness
-     WHERE happened_at >= now() - make_interval(hours => ${windowHours})
-     GROUP BY stream
-     ORDER BY stream`.execute(db);
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM f.lag))::float8 AS p50,
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM f.lag))::float8 AS p95
+      FROM event_freshness f
+      JOIN campaigns c ON c.uid = f.campaign_uid AND c._account = ${account}
+     WHERE f.happened_at >= now() - make_interval(hours => ${windowHours})
+     GROUP BY f.stream
+     ORDER BY f.stream`.execute(db);
   return rows;
 }

@@ -44,9 +44,13 @@ describe("campaignLag", () => {
     expect(lags.get("done")?.lagSeconds).toBe(5 * 60);
   });
 
-  it("is unknown while a stream never completed", async () => {
+  it("is unknown while a stream never completed, and then counts behind from when the campaign was first seen", async () => {
     const lags = await campaignLag(warehouse.db, "acme", now);
     expect(lags.get("new")?.lagSeconds).toBeNull();
+    expect(lags.get("new")?.behindSeconds).toBe(0);
+    const later = new Date(now.getTime() + 3_600_000);
+    expect((await campaignLag(warehouse.db, "acme", later)).get("new")?.behindSeconds).toBe(3_600);
+    expect((await campaignLag(warehouse.db, "acme", later)).get("active")?.behindSeconds).toBe(90 * 60);
   });
 });
 
@@ -73,8 +77,12 @@ describe("eventLag and achievedCadences", () => {
     await upsert(warehouse.db, "email_opens", opens, minutesBefore(30));
     // An open of last month says nothing about today's freshness.
     await upsert(warehouse.db, "email_opens", [{ campaign_uid: "active", schedule_id: 999, opened_on: minutesBefore(40_000) }], minutesBefore(30));
-    const [opensLag] = await eventLag(warehouse.db);
+    // Another account's campaign in the same warehouse is not this account's freshness.
+    await upsert(warehouse.db, "campaigns", [{ uid: "theirs", _account: "someone-else", name: "theirs", workspace_id: 9, created_on: now, status: "running", _observed_at: now }], now);
+    await upsert(warehouse.db, "email_opens", [{ campaign_uid: "theirs", schedule_id: 990, opened_on: minutesBefore(35) }], minutesBefore(30));
+    const [opensLag] = await eventLag(warehouse.db, "acme");
     expect(opensLag).toMatchObject({ stream: "email_opens", events: 5 });
+    expect(await eventLag(warehouse.db, "someone-else")).toMatchObject([{ stream: "email_opens", events: 1 }]);
     expect(opensLag?.p50).toBeCloseTo(180, 0);
     expect(opensLag?.p95).toBeGreaterThan(420);
     expect(opensLag?.p95).toBeLessThanOrEqual(600);
