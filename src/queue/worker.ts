@@ -84,6 +84,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     lockDuration: tuning.lockDurationMs,
     stalledInterval: tuning.stalledIntervalMs,
     maxStalledCount: tuning.maxStalledCount,
+    // A queue paused by queue.rateLimit() (a 429 the client could not ride out) holds its jobs back only from
+    // workers that have a limiter: BullMQ reads the pause only then. This one never limits by itself.
+    limiter: { max: 1_000_000, duration: 1_000 },
   };
   const workers: Worker[] = [];
   const watchBudget = budgetWatcher(logger);

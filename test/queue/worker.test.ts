@@ -91,10 +91,12 @@ describe("worker service", () => {
 
   it("fans discovery out to one campaign-sync job per due campaign", async () => {
     nextPrefix();
-    // Due is judged from what was synced: the campaign's detail was read completely a moment ago.
+    // Due is judged from what was synced: the campaign's detail was read and its leads walked a moment ago.
     await warehouse.db
       .insertInto("sync_checkpoints")
-      .values({ account: ACCOUNT, campaign_uid: "synced-just-now", stream: "campaign_detail", last_complete_scan_at: new Date(), updated_at: new Date() })
+      .values(
+        ["campaign_detail", "leads"].map((stream) => ({ account: ACCOUNT, campaign_uid: "synced-just-now", stream, last_complete_scan_at: new Date(), updated_at: new Date() })),
+      )
       .execute();
     const service = await start({
       discover: fixedDiscovery(warehouse.db, [
@@ -165,21 +167,24 @@ describe("worker service", () => {
     expect(failed?.failedReason).toMatch(/404.*campaign_detail of campaign gone/);
   });
 
-  it("pauses the whole queue for Retry-After when a run ends on a 429, without spending an attempt", async () => {
+  it("pauses the whole queue, on every worker, for Retry-After when a run ends on a 429, without spending an attempt", async () => {
     nextPrefix();
-    let calls = 0;
+    const callTimes: number[] = [];
     const sync = recordingCampaignSync(warehouse.db, "w", 10);
-    const service = await start({
-      syncCampaign: async (campaignUid, rhythm, signal): Promise<RunResult> => {
-        calls += 1;
-        if (calls === 1) return { runId: 0, outcome: "partial", failures: [{ campaignUid, stream: "leads", error: upstreamError(429, true, 1_500) }] };
-        return sync(campaignUid, rhythm, signal);
-      },
-    });
+    const syncCampaign: SyncFunctions["syncCampaign"] = async (campaignUid, rhythm, signal): Promise<RunResult> => {
+      callTimes.push(Date.now());
+      if (callTimes.length === 1) return { runId: 0, outcome: "partial", failures: [{ campaignUid, stream: "leads", error: upstreamError(429, true, 2_000) }] };
+      return sync(campaignUid, rhythm, signal);
+    };
+    // Two replicas: the one that met the 429 waits by itself; the other must wait too.
+    const service = await start({ syncCampaign });
+    await start({ syncCampaign });
     const queue = service.queues.campaignSync;
     await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "throttled" }]);
     await expect.poll(() => queue.getRateLimitTtl(), { timeout: 5_000 }).toBeGreaterThan(0);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
+    expect(callTimes).toHaveLength(2);
+    expect((callTimes[1] as number) - (callTimes[0] as number)).toBeGreaterThanOrEqual(1_900);
     const [completed] = await queue.getJobs(["completed"]);
     expect(completed?.attemptsMade).toBe(1);
     expect(await queue.getFailedCount()).toBe(0);
