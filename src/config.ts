@@ -8,7 +8,10 @@ import { z } from "zod";
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** "500ms", "30s", "5m", "1h", "1d", or a bare number of milliseconds. */
+/** The longest wait a Node.js timer keeps: a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** "500ms", "30s", "5m", "1h", "1d", or a bare number of milliseconds; more than zero and at most 24 days. */
 export const duration = z
   .string()
   .trim()
@@ -18,7 +21,8 @@ export const duration = z
     const amount = Number(match?.[1]);
     const unit = (match?.[2] ?? "ms") as keyof typeof DURATION_UNITS_MS;
     return amount * DURATION_UNITS_MS[unit];
-  });
+  })
+  .pipe(z.number().min(1, "must be longer than zero").max(MAX_TIMER_MS, "must be at most 24d (a longer timer would fire at once)"));
 
 /** A duration, or "off". */
 const durationOrOff = z.union([z.literal("off").transform(() => undefined), duration]);

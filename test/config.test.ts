@@ -36,6 +36,13 @@ describe("loadConfig", () => {
     expect(loadConfig({ COLDSYNC_API_KEY: "k" }, ["apiKey"]).api.key).toBe("k");
   });
 
+  it("refuses durations a timer cannot wait: zero, and longer than 24 days", () => {
+    expect(() => loadConfig({ COLDSYNC_DISCOVER_EVERY: "0" })).toThrow(/COLDSYNC_DISCOVER_EVERY: must be longer than zero/);
+    expect(() => loadConfig({ COLDSYNC_REQUEST_TIMEOUT: "0s" })).toThrow(/COLDSYNC_REQUEST_TIMEOUT: must be longer than zero/);
+    expect(() => loadConfig({ COLDSYNC_TERMINAL_EVERY: "25d" })).toThrow(/COLDSYNC_TERMINAL_EVERY: must be at most 24d/);
+    expect(loadConfig({ COLDSYNC_TERMINAL_EVERY: "24d" }).worker.terminalEveryMs).toBe(24 * 86_400_000);
+  });
+
   it("treats empty variables as unset", () => {
     expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
   });

@@ -20,7 +20,7 @@ export function register(program: Command): void {
       const seed = Number(flags.seed);
       if (!Number.isInteger(seed)) throw new Error(`--seed: must be an integer, got "${flags.seed}"`);
       const everyMs = duration.safeParse(flags.every);
-      if (!everyMs.success || everyMs.data <= 0) throw new Error(`--every: must be a duration such as 30s or 5m, got "${flags.every}"`);
+      if (!everyMs.success) throw new Error(`--every: must be a duration such as 30s or 5m, got "${flags.every}"`);
       // Loaded only when the command runs: `demo --help` needs neither the emulator, the warehouse nor the web server.
       const { runDemo } = await import("./demo-session.ts");
       await runDemo({ seed, everyMs: everyMs.data, serve: flags.serve === true, ...(flags.port === undefined ? {} : { port: flags.port }) });
