@@ -211,6 +211,30 @@ describe("worker service", () => {
     expect(completed?.attemptsMade).toBe(1);
   });
 
+  it("puts a verification cut short by the drain back to waiting, without spending an attempt", async () => {
+    nextPrefix();
+    let started = false;
+    const draining = await start(
+      {
+        verify: async (signal) => {
+          started = true;
+          await sleep(60_000, undefined, { signal });
+          return 0;
+        },
+      },
+      { env: { COLDSYNC_VERIFY_EVERY: "1h" } },
+    );
+    await expect.poll(() => started, { timeout: 5_000 }).toBe(true);
+    await draining.close();
+    running = running.filter((service) => service !== draining);
+
+    const successor = await start({ verify: async () => 0 }, { env: { COLDSYNC_VERIFY_EVERY: "1h" } });
+    await expect.poll(() => successor.queues.verification.getCompletedCount(), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const completed = await successor.queues.verification.getJobs(["completed"]);
+    expect(completed.map((job) => job.attemptsMade)).toEqual(completed.map(() => 1));
+    expect(await successor.queues.verification.getFailedCount()).toBe(0);
+  });
+
   it("refuses jobs of another account instead of syncing them with this account's key", async () => {
     nextPrefix();
     const service = await start({});
