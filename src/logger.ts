@@ -10,6 +10,8 @@ export const REDACTED_PATHS = [
   "*.key",
   "headers['x-api-key']",
   "*.headers['x-api-key']",
+  "headers['X-Api-Key']",
+  "*.headers['X-Api-Key']",
   "req.headers['x-api-key']",
   "request.headers['x-api-key']",
   "config.api.key",
@@ -55,8 +57,13 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }
 
+/**
+ * Replaces each secret as written, as it reads inside a JSON string (a key with a quote or a backslash
+ * is escaped in a log line) and as it reads in a URL (percent-encoded), longest form first.
+ */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  const forms = new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]));
   let scrubbed = text;
-  for (const secret of secrets) scrubbed = scrubbed.split(secret).join(REDACTED);
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) scrubbed = scrubbed.split(form).join(REDACTED);
   return scrubbed;
 }

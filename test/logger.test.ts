@@ -31,6 +31,23 @@ describe("createLogger", () => {
     expect(lines.join("")).toContain("[REDACTED]");
   });
 
+  it("never prints a key that JSON or a URL would escape, in any of its forms", () => {
+    const awkward = 'k3y"with\\quote/and space';
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: [awkward], destination });
+    logger.warn(`in the message ${awkward}`);
+    logger.info({ headers: { "X-Api-Key": awkward } }, "in headers, as sent");
+    logger.info({ url: `https://api.example.com/?key=${encodeURIComponent(awkward)}` }, "percent-encoded");
+
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      const text = JSON.stringify(JSON.parse(line));
+      expect(line).not.toContain(JSON.stringify(awkward).slice(1, -1));
+      expect(line).not.toContain(encodeURIComponent(awkward));
+      expect(text).toContain("[REDACTED]");
+    }
+  });
+
   it("leaves other values alone", () => {
     const { lines, destination } = capture();
     createLogger({ secrets: [KEY], destination }).info({ campaignUid: "cmp_1" }, "synced");
