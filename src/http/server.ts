@@ -90,7 +90,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const board = new FastifyAdapter();
   board.setBasePath(ADMIN_QUEUES_PATH);
-  createBullBoard({ queues: options.queues.map((queue) => new BullMQAdapter(queue)), serverAdapter: board });
+  // Without a token anyone who reaches the port sees the dashboard: it may look, but not retry, remove or clean jobs.
+  const readOnlyMode = options.token === undefined;
+  createBullBoard({ queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode })), serverAdapter: board });
   await app.register(board.registerPlugin(), { prefix: ADMIN_QUEUES_PATH });
 
   if (options.statusPage) {

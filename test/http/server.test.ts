@@ -72,9 +72,17 @@ describe("HTTP side of the worker", () => {
     }
   });
 
-  it("leaves every route open when no token is configured", async () => {
+  it("leaves every route open when no token is configured, the queue dashboard read-only", async () => {
     expect((await fetch(`${open.url}/metrics`)).status).toBe(200);
     expect((await fetch(`${open.url}/admin/queues`)).status).toBe(200);
+    const pause = (server: HttpServer, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/admin/queues/api/queues/discovery/pause`, { method: "PUT", headers });
+    expect((await pause(open)).status).toBe(405);
+    expect(await queues.discovery.isPaused()).toBe(false);
+    // With a token, whoever holds it may act on the queues.
+    expect((await pause(guarded, bearer(TOKEN))).status).toBe(200);
+    expect(await queues.discovery.isPaused()).toBe(true);
+    await queues.discovery.resume();
   });
 
   it("shows every queue in Bull Board", async () => {
