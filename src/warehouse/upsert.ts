@@ -1,13 +1,14 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { CompiledQuery, sql, type QueryResult, type RawBuilder } from "kysely";
+import type { QueryResult } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { parseInstant } from "../upstream/instant.ts";
-import { columnLiterals, columnTypes, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
-import { prepareOnce } from "./prepared-statements.ts";
+import { columnLiterals, columnTypes, type ColumnTypes, type Executor } from "./column-arrays.ts";
 import { NATURAL_KEYS, UNWRITABLE_COLUMNS, type RowInput, type SyncedTableName } from "./tables.ts";
+import { compiledUpsert, type UpsertResult } from "./upsert-statement.ts";
 
 export { markDeleted } from "./mark-deleted.ts";
 export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
+export type { UpsertResult } from "./upsert-statement.ts";
 
 /**
  * Writing synced rows (contract B).
@@ -34,45 +35,12 @@ export { recordRejected, type RejectedRecordInput } from "./rejected.ts";
  * - `_observed_at` (campaigns) orders observations: an older one never
  *   overwrites a newer one, and a newer one that changes nothing moves
  *   `_observed_at` but not `_synced_at`. A campaign's detail also carries
- *   `_detail_observed_at`, which orders the columns only it reads (FULL_READS).
+ *   `_detail_observed_at`, which orders the columns only it reads. The
+ *   statement itself is built in upsert-statement.ts.
  */
 
 /** Rows per statement: large enough to amortise a round trip, small enough to keep one statement's memory modest. */
 const ROWS_PER_STATEMENT = 5_000;
-
-/**
- * Columns that one source knows and another does not send as a value:
- * a link-click listing row (no id) must never clear the id a schedule's copy gave.
- */
-const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks: ["id"] };
-
-/**
- * Rows that are copies inside other records (a lead's schedules and contact),
- * read by several requests at different moments: the newest copy decides, and
- * `_observed_at` moves only when a copy changes the row, so that a walk whose
- * copies match what is stored writes nothing (migrations/0008).
- */
-const OBSERVED_ON_CHANGE: ReadonlySet<SyncedTableName> = new Set(["schedules", "contacts"]);
-
-/**
- * Rows that one source reads in part and another in full, in different jobs at
- * different moments (a campaign: the listing's summary, the detail's
- * everything; migrations/0009). `_observed_at` orders every observation of the
- * summary columns; a full read carries its own time as well, which orders the
- * other columns. So a detail read before a listing page and committed after it
- * still writes what the listing does not carry.
- */
-const FULL_READS: { [T in SyncedTableName]?: { observedAt: string; summary: readonly string[] } } = {
-  campaigns: { observedAt: "_detail_observed_at", summary: ["_account", "name", "workspace_id", "created_on", "status"] },
-};
-
-const FIELD_ISSUES = "_field_issues";
-const OBSERVED_AT = "_observed_at";
-
-export interface UpsertResult {
-  inserted: number;
-  updated: number;
-}
 
 export interface UpsertOptions {
   /** Whose field issues the rows carry (the stream that read them); required when they carry `_field_issues`. */
@@ -114,7 +82,7 @@ async function upsertGroup(
   syncedAt: Date,
   options: UpsertOptions,
 ): Promise<UpsertResult> {
-  if (columns.includes(FIELD_ISSUES) && options.source === undefined) throw new Error(`upsert into ${table}: rows with _field_issues need their source`);
+  if (columns.includes("_field_issues") && options.source === undefined) throw new Error(`upsert into ${table}: rows with _field_issues need their source`);
   const buildStart = stageStart();
   const statement = compiledUpsert(db, table, columns, types, options.source ?? "", options.revive ?? true);
   addStage("sqlBuild", buildStart);
@@ -223,106 +191,4 @@ function hasExactly(row: Record<string, unknown>, columns: readonly string[]): b
   let defined = 0;
   for (const column in row) if (row[column] !== undefined) defined += 1;
   return defined === columns.length && columns.every((column) => row[column] !== undefined);
-}
-
-/** Stand-ins compiled where an execution's own values go: a column's array literal (by position), and the sync's instant. */
-class LiteralSlot {
-  constructor(readonly index: number) {}
-}
-
-const SYNCED_AT = Symbol("syncedAt");
-/** Shapes seen by one process: a few per table (which columns a source sends), so the cache stays small. */
-const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
-
-/**
- * The upsert statement of one shape (table, columns, source), compiled once
- * and then only given each execution's parameters: building and compiling its
- * SQL for every page cost more CPU than the rows' array literals. PostgreSQL
- * prepares it once per connection too (prepared-statements.ts).
- */
-function compiledUpsert(db: Executor, table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
-  const shape = [table, source, revive, ...columns].join("\u0000");
-  let compiled = compiledStatements.get(shape);
-  if (compiled === undefined) {
-    const slots = columns.map((_, index) => new LiteralSlot(index));
-    compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
-    compiledStatements.set(shape, compiled);
-    prepareOnce(compiled.sql);
-  }
-  const { sql: text, parameters } = compiled;
-  return (literals: readonly string[], syncedAt: Date): CompiledQuery<UpsertResult> =>
-    CompiledQuery.raw(
-      text,
-      parameters.map((parameter) => (parameter === SYNCED_AT ? syncedAt : parameter instanceof LiteralSlot ? literals[parameter.index] : parameter)),
-    ) as CompiledQuery<UpsertResult>;
-}
-
-function upsertStatement(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, source: string, revive: boolean) {
-  const key: readonly string[] = NATURAL_KEYS[table];
-  const keepKnown = KEEP_KNOWN[table] ?? [];
-  const observed = columns.includes(OBSERVED_AT);
-  const target = sql.id(table);
-  const list = (names: readonly string[], prefix?: string) =>
-    sql.join(names.map((name) => (prefix === undefined ? sql.id(name) : sql.id(prefix, name))));
-  const newValue = (column: string): RawBuilder<unknown> => {
-    if (keepKnown.includes(column)) return sql`COALESCE(excluded.${sql.id(column)}, t.${sql.id(column)})`;
-    // Unknown upstream fields from several sources accumulate instead of replacing each other.
-    if (column === "_extra") return sql`CASE WHEN excluded._extra IS NULL THEN t._extra ELSE COALESCE(t._extra, '{}'::jsonb) || excluded._extra END`;
-    if (column === FIELD_ISSUES) {
-      return sql`CASE WHEN excluded._field_issues IS NULL AND t._field_issues IS NULL THEN NULL
-                      ELSE merge_field_issues(t._field_issues, excluded._field_issues -> ${source}, ${source}, excluded._synced_at) END`;
-    }
-    return sql`excluded.${sql.id(column)}`;
-  };
-  const fullRead = FULL_READS[table];
-  const full = observed && fullRead !== undefined && columns.includes(fullRead.observedAt) ? fullRead : undefined;
-  const observations = full === undefined ? [OBSERVED_AT] : [OBSERVED_AT, full.observedAt];
-  const compared = columns.filter((column) => !key.includes(column) && !observations.includes(column));
-  const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
-  const fullFresh = full && sql`excluded.${sql.id(full.observedAt)} >= COALESCE(t.${sql.id(full.observedAt)}, '-infinity')`;
-  // In a full read, each column is written only if the observation that orders it is the newest.
-  const written = (column: string): RawBuilder<unknown> => {
-    if (full === undefined) return newValue(column);
-    return sql`CASE WHEN ${full.summary.includes(column) ? summaryFresh : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
-  };
-  const revived = !revive ? sql`false` : full ? sql`(${summaryFresh} AND t._deleted_at IS NOT NULL)` : sql`t._deleted_at IS NOT NULL`;
-  const changed =
-    compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(written))}) OR ${revived})`;
-  const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
-  const newest = (column: string) => sql`${sql.id(column)} = GREATEST(t.${sql.id(column)}, excluded.${sql.id(column)})`;
-  const assignments = sql.join([
-    ...compared.map((column) => sql`${sql.id(column)} = ${written(column)}`),
-    ...(observed && !onChangeOnly
-      ? [...observations.map(newest), sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
-      : [...(observed ? [sql`_observed_at = excluded._observed_at`] : []), sql`_synced_at = excluded._synced_at`]),
-    ...(revive ? [full ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
-  ]);
-  // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
-  // except on copies, whose observation moves only with a change.
-  const guard = !observed
-    ? changed
-    : onChangeOnly
-      ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
-      : full
-        ? sql`(${summaryFresh} OR ${fullFresh}) AND (${changed} OR excluded._observed_at > t._observed_at OR ${sql.id("excluded", full.observedAt)} > COALESCE(${sql.id("t", full.observedAt)}, '-infinity'))`
-        : sql`${summaryFresh} AND (${changed} OR excluded._observed_at > t._observed_at)`;
-
-  // Rows arrive with one row per key (mergedPerKey), so the input needs no sort to be conflict-free.
-  return (literals: readonly unknown[], syncedAt: unknown) => {
-    // What the input row becomes on insert: a source's issues are stored under the source's name.
-    const inserted = (column: string): RawBuilder<unknown> =>
-      column === FIELD_ISSUES
-        ? sql`CASE WHEN r._field_issues IS NULL THEN NULL ELSE merge_field_issues(NULL, r._field_issues, ${source}, CAST(${syncedAt} AS timestamptz)) END`
-        : sql`r.${sql.id(column)}`;
-    return sql<UpsertResult>`
-    WITH written AS (
-      INSERT INTO ${target} AS t (${list(columns)}, _synced_at, _first_seen_at)
-      SELECT ${sql.join(columns.map(inserted))}, CAST(${syncedAt} AS timestamptz), CAST(${syncedAt} AS timestamptz)
-        FROM unnest(${typedArrays(table, columns, types, literals)}) AS r(${list(columns)})
-      ON CONFLICT (${list(key)}) DO UPDATE SET ${assignments}
-      WHERE ${guard}
-      RETURNING (xmax = 0) AS inserted, t._synced_at = CAST(${syncedAt} AS timestamptz) AS changed
-    )
-    SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) FILTER (WHERE changed AND NOT inserted) AS updated FROM written`;
-  };
 }
