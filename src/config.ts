@@ -72,7 +72,7 @@ export const configSchema = z.object({
   COLDSYNC_EVENTS_EVERY: durationOrOff.prefault("1m"),
   COLDSYNC_IDLE_EVERY: duration.prefault("1h"),
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
-  COLDSYNC_VERIFY_EVERY: duration.optional(),
+  COLDSYNC_VERIFY_EVERY: durationOrOff.optional(),
   COLDSYNC_HTTP_PORT: z.coerce.number({ error: "must be a port number" }).int().min(0).max(65535).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),

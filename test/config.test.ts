@@ -43,6 +43,14 @@ describe("loadConfig", () => {
     expect(loadConfig({ COLDSYNC_TERMINAL_EVERY: "24d" }).worker.terminalEveryMs).toBe(24 * 86_400_000);
   });
 
+  it("reads off as never for the rhythms that can be switched off", () => {
+    expect(loadConfig({ COLDSYNC_EVENTS_EVERY: "off" }).worker.eventsEveryMs).toBeUndefined();
+    expect(loadConfig({ COLDSYNC_VERIFY_EVERY: "off" }).worker.verifyEveryMs).toBeUndefined();
+    expect(loadConfig({ COLDSYNC_VERIFY_EVERY: "6h" }).worker.verifyEveryMs).toBe(6 * 3_600_000);
+    expect(loadConfig({}).worker.verifyEveryMs).toBeUndefined();
+    expect(() => loadConfig({ COLDSYNC_DISCOVER_EVERY: "off" })).toThrow(/COLDSYNC_DISCOVER_EVERY/);
+  });
+
   it("treats empty variables as unset", () => {
     expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
   });
