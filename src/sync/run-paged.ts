@@ -1,6 +1,6 @@
 import { addStage, stageStart } from "../stage-timings.ts";
 import type { Page } from "../upstream/client.ts";
-import { loadCheckpoint, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
+import { loadCheckpoint, previousScan, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
@@ -167,6 +167,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
             ...checkpoint.state,
             ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString() } : {}),
             tail: appendAtEnd ? lastTail : [],
+            ...previousScan(checkpoint),
           },
         },
         options.runId,

@@ -1,7 +1,8 @@
 import { sql } from "kysely";
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { isTerminal } from "./campaign-sync.ts";
+import { isFinalLeadsWalk, isTerminal } from "./campaign-sync.ts";
+import type { CheckpointState } from "./checkpoints.ts";
 import { LEAD_REFRESH } from "./streams/index.ts";
 
 /**
@@ -170,27 +171,34 @@ export interface RhythmCadence {
 /**
  * The cadence each campaign's rhythms achieved: the time between their last
  * two complete cycles, read from the checkpoints of the stream that completes
- * once per cycle (the leads rhythm's campaign detail, the events rhythm's replies).
+ * last in a cycle: the events rhythm's replies, the leads rhythm's leads walk
+ * (its campaign detail once the final walk of a terminal campaign is done and
+ * the rhythm reads the detail alone).
  */
 export async function achievedCadences(db: Kysely<Database>, account: string): Promise<RhythmCadence[]> {
   const rows = await db
     .selectFrom("sync_checkpoints")
-    .select(["campaign_uid", "stream", "last_complete_scan_at", sql<string | null>`state->>'previousCompleteScanAt'`.as("previous")])
+    .select(["campaign_uid", "stream", "state", "scan_started_at", "last_complete_scan_at"])
     .where("account", "=", account)
-    .where("stream", "in", ["campaign_detail", "replies"])
+    .where("stream", "in", ["campaign_detail", "leads", "replies"])
     .where("last_complete_scan_at", "is not", null)
+    .orderBy("campaign_uid")
     .execute();
-  return rows.flatMap((row) =>
-    row.previous === null || row.last_complete_scan_at === null
-      ? []
-      : [
-          {
-            campaign_uid: row.campaign_uid,
-            rhythm: row.stream === "replies" ? ("events" as const) : ("leads" as const),
-            seconds: (row.last_complete_scan_at.getTime() - new Date(row.previous).getTime()) / 1000,
-          },
-        ],
-  );
+  const byKey = new Map(rows.map((row) => [`${row.campaign_uid}|${row.stream}`, row]));
+  return [...new Set(rows.map((row) => row.campaign_uid))].flatMap((campaignUid) => {
+    const of = (stream: string) => byKey.get(`${campaignUid}|${stream}`);
+    const walk = of("leads");
+    const finalWalkDone = walk !== undefined && isFinalLeadsWalk({ state: walk.state as CheckpointState, lastCompleteScanAt: walk.last_complete_scan_at, scanStartedAt: walk.scan_started_at });
+    const cycles = [
+      { rhythm: "leads" as const, checkpoint: finalWalkDone ? of("campaign_detail") : walk },
+      { rhythm: "events" as const, checkpoint: of("replies") },
+    ];
+    return cycles.flatMap(({ rhythm, checkpoint }) => {
+      const previous = (checkpoint?.state as CheckpointState | null)?.previousCompleteScanAt;
+      if (checkpoint?.last_complete_scan_at == null || previous === undefined) return [];
+      return [{ campaign_uid: campaignUid, rhythm, seconds: (checkpoint.last_complete_scan_at.getTime() - new Date(previous).getTime()) / 1000 }];
+    });
+  });
 }
 
 export interface EventLag {

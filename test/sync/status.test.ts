@@ -99,4 +99,32 @@ describe("eventLag and achievedCadences", () => {
       .execute();
     expect(await achievedCadences(warehouse.db, "acme")).toEqual([{ campaign_uid: "active", rhythm: "events", seconds: 60 }]);
   });
+
+  it("time the leads rhythm by its leads walk, and by the campaign detail alone once the final walk is done", async () => {
+    const checkpoint = (campaign_uid: string, stream: string, last: Date, state: Record<string, unknown>) => ({
+      account: "acme",
+      campaign_uid,
+      stream,
+      last_complete_scan_at: last,
+      scan_started_at: null,
+      state: JSON.stringify(state),
+      updated_at: now,
+    });
+    await warehouse.db
+      .insertInto("sync_checkpoints")
+      .values([
+        // The detail is read more often than the leads are walked: a walk that keeps failing must not look on time.
+        checkpoint("active", "campaign_detail", minutesAgo(5), { previousCompleteScanAt: minutesAgo(15).toISOString() }),
+        checkpoint("active", "leads", minutesAgo(30), { previousCompleteScanAt: minutesAgo(45).toISOString() }),
+        checkpoint("done", "campaign_detail", minutesAgo(5), { previousCompleteScanAt: minutesAgo(65).toISOString() }),
+        checkpoint("done", "leads", minutesAgo(9_000), { scannedStatus: "complete", previousCompleteScanAt: minutesAgo(10_000).toISOString() }),
+      ])
+      .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet((eb) => ({ state: eb.ref("excluded.state"), last_complete_scan_at: eb.ref("excluded.last_complete_scan_at") })))
+      .execute();
+    const cadences = await achievedCadences(warehouse.db, "acme");
+    expect(cadences.filter((row) => row.rhythm === "leads")).toEqual([
+      { campaign_uid: "active", rhythm: "leads", seconds: 15 * 60 },
+      { campaign_uid: "done", rhythm: "leads", seconds: 60 * 60 },
+    ]);
+  });
 });
