@@ -8,6 +8,7 @@ import * as sync from "./commands/sync.ts";
 import * as verify from "./commands/verify.ts";
 import * as worker from "./commands/worker.ts";
 import { boundHeapGrowth } from "./heap.ts";
+import packageJson from "../package.json" with { type: "json" };
 
 /**
  * The `coldsync` command line (contract C). Each command lives in its own
@@ -19,6 +20,7 @@ boundHeapGrowth();
 const program = new Command()
   .name("coldsync")
   .description("Keeps a PostgreSQL warehouse in step with a cold-email campaign service's API.")
+  .version(packageJson.version)
   .showHelpAfterError()
   .exitOverride();
 

@@ -69,6 +69,13 @@ async function runRecorded(name: string, script: string, args: string[]): Promis
 const typescriptLoaded = (loaded: readonly string[]) => loaded.filter((url) => url.includes("/node_modules/tsx/") || url.endsWith(".ts"));
 
 describe("the compiled command line", () => {
+  it.each(["dist/src/cli.js", "dist/bundle/cli.js"])("prints the package's version from %s", async (entry) => {
+    const { version } = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const run = await runRecorded(`version_${entry.replace(/\W/g, "_")}`, join(scratch, entry), ["--version"]);
+    expect(run.stderr).toBe("");
+    expect(run.stdout.trim()).toBe(version);
+  });
+
   it.each(["dist/src/cli.js", "dist/bundle/cli.js"])("runs --help from the compiled entry point %s with no TypeScript loader", async (entry) => {
     const run = await runRecorded(entry.replace(/\W/g, "_"), join(scratch, entry), ["--help"]);
     expect(run.stderr).toBe("");
