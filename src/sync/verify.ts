@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { UpstreamError } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
@@ -7,6 +8,7 @@ import { keyRows } from "./natural-keys.ts";
 import { recordVerification } from "./verifications.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
+import { walk } from "./walk.ts";
 
 /**
  * Reconciles the warehouse with the upstream (`coldsync verify`).
@@ -25,6 +27,12 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  *
  * Without `deep`, verification reads listings, totals and the replies of each
  * campaign, never a lead walk, except for campaigns the warehouse lacks.
+ *
+ * A campaign the upstream no longer knows answers 404 to its listings: it
+ * holds nothing upstream, so what the warehouse still holds of it is extra.
+ * Key sets are read with the sync's healing walk (walk.ts), so that a record
+ * that goes while a listing is read does not shift another past the cursor
+ * and have it reported extra.
  */
 
 export type CheckStatus = "ok" | "missing" | "extra" | "rejected";
@@ -120,25 +128,51 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
 }
 
+/** What a listing of a campaign the upstream no longer knows (404) holds: `none`. */
+async function unlessGone<T>(scope: StreamScope, read: () => Promise<T>, none: T): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (scope.campaignUid !== null && error instanceof UpstreamError && error.status === 404) return none;
+    throw error;
+  }
+}
+
 /** Every key the upstream lists for a stream and scope, in the stream's key form. */
 async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope), new Set<string>());
+}
+
+async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
   const keys = new Set<string>();
   if (stream.kind === "list") {
     for (const record of (await stream.fetch(ctx.client, scope, ctx.signal)).records) keys.add(stream.key(record.value));
     return keys;
   }
-  const query = { campaignUid: scope.campaignUid ?? undefined };
-  for await (const page of ctx.client.pages(stream.resource, query, ctx.signal)) for (const record of page.records) keys.add(stream.key(record.value));
+  const pages = walk({
+    fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
+    key: stream.key,
+    start: { offset: 0, tail: [] },
+    pageSize: ctx.client.pageSize,
+    signal: ctx.signal,
+  });
+  let restarts = 0;
+  for await (const walked of pages) {
+    // Keys read before the walk started over no longer describe the listing.
+    if (walked.restarts !== restarts) keys.clear();
+    restarts = walked.restarts;
+    for (const record of walked.page.records) keys.add(stream.key(record.value));
+  }
   return keys;
 }
 
 /** The upstream's count of a campaign stream: a listing's total, or the length of the unpaged reply listing. */
 async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<number> {
   if (stream.kind === "list") {
-    const listing = await stream.fetch(ctx.client, scope, ctx.signal);
-    return listing.records.length + listing.rejected.length;
+    const listing = await unlessGone(scope, () => stream.fetch(ctx.client, scope, ctx.signal), undefined);
+    return listing === undefined ? 0 : listing.records.length + listing.rejected.length;
   }
-  return listingTotal(ctx, stream, scope);
+  return unlessGone(scope, () => listingTotal(ctx, stream, scope), 0);
 }
 
 function statusOf(upstream: number, held: number): CheckStatus {
@@ -181,10 +215,13 @@ async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListSt
 
 /** For a campaign the warehouse does not hold: its schedules, counted by walking its leads. */
 async function schedulesLine(ctx: SyncContext, campaignUid: string): Promise<VerifyLine> {
-  let upstream = 0;
-  for await (const page of ctx.client.pages("leads", { campaignUid }, ctx.signal)) {
-    for (const record of page.records) upstream += record.value.schedules?.length ?? 0;
-  }
+  const upstream = await unlessGone({ account: ctx.account, campaignUid }, async () => {
+    let schedules = 0;
+    for await (const page of ctx.client.pages("leads", { campaignUid }, ctx.signal)) {
+      for (const record of page.records) schedules += record.value.schedules?.length ?? 0;
+    }
+    return schedules;
+  }, 0);
   const warehouse = await liveRows(ctx.db, "schedules", { campaign_uid: campaignUid });
   return { campaignUid, stream: "schedules", status: statusOf(upstream, warehouse), upstream, warehouse, rejected: 0 };
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
+import { verify } from "../../src/sync/verify.ts";
+import type { Lead } from "../../src/upstream/resources.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
+import type { ScriptedUpstream } from "../support/scripted-upstream.ts";
+
+/** `verify` against an upstream scripted request by request: what it reports must be what is there. */
+
+const databaseUrl = useTestDatabase("verify_correctness");
+const CAMPAIGN = "cmp_verified";
+const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
+
+const CAMPAIGN_PATHS = new Set(["/api/v1/campaign/", "/api/v1/leads/", "/api/v1/replies/", "/api/v1/campaign/link-click-events/", "/api/v1/campaign/email-open-events/"]);
+
+/** As the real upstream does (contract A.2): a campaign it does not know answers 404 on every campaign path. */
+function unknownCampaignsAnswer404(upstream: ScriptedUpstream): void {
+  upstream.hook = ({ path, query }) =>
+    CAMPAIGN_PATHS.has(path) && !upstream.state.campaigns.some((campaign) => campaign.uid === query.get("campaign_uid"))
+      ? { status: 404, body: { message: "no such campaign" } }
+      : undefined;
+}
+
+describe("verify", () => {
+  it("reports a campaign the upstream deleted since the last sync as extra, instead of failing on its listings' 404", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    unknownCampaignsAnswer404(h.upstream);
+    const result = await verify(h.context());
+    expect(result.lines.find((line) => line.stream === "campaigns")).toMatchObject({ status: "extra", extraKeys: { count: 1, first: [CAMPAIGN] } });
+    expect(result.lines.find((line) => line.campaignUid === CAMPAIGN && line.stream === "leads")).toMatchObject({ status: "extra", upstream: 0, warehouse: 3 });
+  });
+
+  it("names no lead as extra that the upstream still lists when a lead read before goes while the key sets are compared", async () => {
+    const h = await scripted({ status: "running", leads: 150 });
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const leads = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+    let gone = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (!gone && path === "/api/v1/leads/" && Number(query.get("offset")) > 0) {
+        gone = true;
+        leads.splice(4, 1); // L5, read on the first page, goes
+      }
+      return undefined;
+    };
+    const result = await verify(h.context(), { campaignUid: CAMPAIGN, deep: "all" });
+    const line = result.lines.find((candidate) => candidate.stream === "leads");
+    // L5 may still be taken for present (it was read before it went), but L101 is present on both sides.
+    expect(line?.extraKeys?.first ?? []).not.toContain("L101");
+    expect(line?.missingKeys?.count).toBe(0);
+  });
+});
