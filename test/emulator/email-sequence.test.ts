@@ -186,11 +186,15 @@ describe("get and delete", () => {
       expect(messageOf(answer)).toBe(`id: no email sequence ${id}`);
     });
 
-    it("DELETE by form body answers 404 naming it", async () => {
-      const answer = await api.send("DELETE", PATHS.emailSequence, bodyOf("form", { id }));
-      expect(answer.status).toBe(404);
-      expect(messageOf(answer)).toBe(`id: no email sequence ${id}`);
-    });
+  });
+
+  // Contract A.1: the id travels in the query, or in a JSON body; spec 2.1 takes forms only for update campaign and create email sequence.
+  it.each(["form", "multipart"] as const)("DELETE with the id in a %s body answers 400 naming the body, and keeps the sequence", async (encoding) => {
+    const id = await fresh();
+    const answer = await api.send("DELETE", PATHS.emailSequence, bodyOf(encoding, { id }));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: must be JSON/);
+    expect((await api.get(PATHS.emailSequence, { id })).status).toBe(200);
   });
 
   it('DELETE with a JSON body {"id": 99999999999} answers 404 naming it', async () => {

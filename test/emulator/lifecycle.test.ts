@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LIFECYCLE_PATHS, PATHS, type Lifecycle } from "../../src/upstream/endpoints.ts";
 import { TERMINAL_CAMPAIGN_STATUSES, type CampaignStatus } from "../../src/upstream/enums.ts";
 import * as resources from "../../src/upstream/resources.ts";
-import { Api, messageOf, readCampaign, sequenceCountOf, useEmulator } from "../support/emulator.ts";
+import { Api, bodyOf, messageOf, readCampaign, sequenceCountOf, useEmulator } from "../support/emulator.ts";
 
 /** Contract A.4: start, pause, resume, cancel. Each mutating test works in an account of its own. */
 
@@ -168,6 +168,22 @@ describe("request errors", () => {
     const answer = await act("readonly", operation, "no-such-campaign");
     expect(answer.status).toBe(404);
     messageOf(answer);
+  });
+
+  // Spec 2.1 and 4: lifecycle POSTs take a JSON body; only update campaign and create email sequence also take forms.
+  it.each(["form", "multipart"] as const)("cancel with a %s body answers 400 naming the body, and changes nothing", async (encoding) => {
+    const uid = await campaignIn("readonly", "created");
+    const before = await read("readonly", uid);
+    const answer = await apiFor("readonly").send("POST", LIFECYCLE_PATHS.cancel, bodyOf(encoding, { campaign_uid: uid }));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: must be JSON/);
+    expect(await read("readonly", uid)).toEqual(before);
+  });
+
+  it.each(["start", "pause", "resume", "cancel"] as const)("%s with a form body answers 400 before looking the campaign up", async (operation) => {
+    const answer = await apiFor("readonly").send("POST", LIFECYCLE_PATHS[operation], bodyOf("form", { campaign_uid: "no-such-campaign" }));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: must be JSON/);
   });
 
   it.each(["start", "pause", "resume", "cancel"] as const)("%s with malformed JSON answers 400", async (operation) => {

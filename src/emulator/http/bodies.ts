@@ -72,6 +72,21 @@ export async function readBody(request: FastifyRequest): Promise<ReadBody> {
   return { encoding: contentType.startsWith("application/x-www-form-urlencoded") ? "form" : "json", value: body };
 }
 
+/**
+ * The body of an endpoint that takes JSON only: every one but update campaign
+ * and create email sequence (spec 2.1; lifecycle POSTs, spec 4 and contract
+ * A.4; a DELETE's `{"id": N}`, contract A.1). A form body is a 400, before
+ * anything is looked up.
+ */
+export async function readJsonBody(request: FastifyRequest): Promise<unknown> {
+  const contentType = request.headers["content-type"] ?? "";
+  if (request.isMultipart() || contentType.startsWith("application/x-www-form-urlencoded")) {
+    const mediaType = contentType.split(";", 1)[0]?.trim() ?? contentType;
+    throw badRequest(`body: must be JSON (application/json), not ${mediaType}; only update campaign and create email sequence take form bodies`);
+  }
+  return (await readBody(request)).value;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { LIFECYCLE_PATHS, PARAMS, PATHS, type Lifecycle } from "../../upstream/endpoints.ts";
 import { campaignUidQuery, lifecycleBody, updateCampaignBodySchema } from "../../upstream/requests.ts";
 import { deleteCampaignIfIdle } from "../deletions.ts";
-import { nestFlatFields, readBody } from "../http/bodies.ts";
+import { nestFlatFields, readBody, readJsonBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest, conflict } from "../http/errors.ts";
 import { findCampaign } from "../http/lookup.ts";
@@ -53,8 +53,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
 
   for (const [operation, path] of Object.entries(LIFECYCLE_PATHS) as [Lifecycle, string][]) {
     app.post(path, async (request) => {
-      const { value } = await readBody(request);
-      const body = parseOr400(lifecycleBody, value, "body");
+      const body = parseOr400(lifecycleBody, await readJsonBody(request), "body");
       const campaign = findCampaign(accountOf(request), body.campaign_uid);
       requireStatus(campaign, LIFECYCLE_RULES[operation].from, operation);
       if (operation === "start" && campaign.sequences.length === 0) {

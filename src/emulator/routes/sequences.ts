@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { PARAMS, PATHS } from "../../upstream/endpoints.ts";
 import { createSequenceBodySchema, sequenceIdBody, sequenceIdQuery, type NumericId } from "../../upstream/requests.ts";
-import { nestFlatFields, readBody } from "../http/bodies.ts";
+import { nestFlatFields, readBody, readJsonBody } from "../http/bodies.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
 import { findCampaign, findSequence } from "../http/lookup.ts";
@@ -17,12 +17,12 @@ function namesId(query: unknown): boolean {
   return typeof query === "object" && query !== null && PARAMS.sequenceId in query;
 }
 
-/** The id to delete: from the query string (contract A.1), else from a body {"id": N}. */
+/** The id to delete: from the query string (contract A.1), else from a JSON body {"id": N}. */
 async function idToDelete(request: FastifyRequest): Promise<NumericId> {
   if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
-  const { encoding, value } = await readBody(request);
+  const value = await readJsonBody(request);
   if (value === undefined) throw badRequest(`${PARAMS.sequenceId}: is required, in the query string or as a JSON body {"${PARAMS.sequenceId}": N}`);
-  return parseOr400(encoding === "json" ? sequenceIdBody : sequenceIdQuery, value, "body")[PARAMS.sequenceId];
+  return parseOr400(sequenceIdBody, value, "body")[PARAMS.sequenceId];
 }
 
 export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
