@@ -20,7 +20,7 @@ import type { Tally } from "./tally.ts";
 
 /** New leads with new contacts; unless schedules are still being generated, planned from `at`. */
 export function joinLeads(world: World, account: Account, campaign: CampaignRecord, count: number, at: number, random: Random, tally?: Tally): LeadRecord[] {
-  const senders = campaignSenders(campaign);
+  const senders = campaignSenders(account, campaign);
   const leads: LeadRecord[] = [];
   for (let index = 0; index < count; index++) {
     const contact = createContact(world, campaign.workspace, random);

@@ -4,6 +4,7 @@ import type { CampaignSettings } from "../upstream/resources.ts";
 import type { SequenceData, UpdateData } from "../upstream/requests.ts";
 import { assessSequence } from "./content.ts";
 import { DAY_MS } from "./durations.ts";
+import { reassignSenders } from "./people.ts";
 import { planSchedules } from "./planning.ts";
 import type { CampaignRecord, SequenceRecord } from "./store/model.ts";
 import { addSequence, removeSequence } from "./store/records.ts";
@@ -53,7 +54,7 @@ export function applyLifecycle(world: World, campaign: CampaignRecord, operation
   }
 }
 
-export function updateCampaign(world: World, campaign: CampaignRecord, data: UpdateData): void {
+export function updateCampaign(world: World, account: Account, campaign: CampaignRecord, data: UpdateData): void {
   const settings: CampaignSettings = {
     name: data.name,
     reply_to_address: data.reply_to_address,
@@ -79,6 +80,7 @@ export function updateCampaign(world: World, campaign: CampaignRecord, data: Upd
     sending_domains: data.sending_domains,
   };
   campaign.settings = settings;
+  reassignSenders(account, campaign);
   replanUnstarted(world, campaign);
 }
 

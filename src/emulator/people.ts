@@ -1,7 +1,7 @@
-import type { Random } from "./random.ts";
+import { hash32, type Random } from "./random.ts";
 import { COMPANY_DOMAINS, FIRST_NAMES, LAST_NAMES, MAILBOX_NAMES, MAILBOX_SURNAMES } from "./seed/vocabulary.ts";
 import type { CampaignRecord, ContactRecord, Sender, WorkspaceRecord } from "./store/model.ts";
-import type { World } from "./store/world.ts";
+import type { Account, World } from "./store/world.ts";
 
 /** Contacts (the people emailed) and senders (the mailboxes emailing them). */
 
@@ -25,9 +25,29 @@ export function createSenders(domain: string, random: Random, count: number): Se
   });
 }
 
-/** Mailboxes on the campaign's sending domains, or on any domain of its workspace when it names none. */
-export function campaignSenders(campaign: CampaignRecord): Sender[] {
-  const chosen = campaign.workspace.domains.items.filter((domain) => campaign.settings.sending_domains.includes(domain.id));
-  const senders = campaign.workspace.senders.filter((sender) => chosen.some((domain) => sender.email.endsWith(`@${domain.domain}`)));
+/**
+ * Mailboxes on the campaign's sending domains, or on any domain of its workspace when it names none.
+ * A sending domain may belong to another workspace of the account (update campaign accepts one), so
+ * the domains are looked up in the account; the campaign's own workspace's mailboxes come first.
+ */
+export function campaignSenders(account: Account, campaign: CampaignRecord): Sender[] {
+  const chosen = account.domains.items.filter((domain) => campaign.settings.sending_domains.includes(domain.id));
+  const holders = new Set([campaign.workspace, ...chosen.map((domain) => domain.workspace)]);
+  const senders = [...holders].flatMap((workspace) =>
+    workspace.senders.filter((sender) => chosen.some((domain) => domain.workspace === workspace && sender.email.endsWith(`@${domain.domain}`))),
+  );
   return senders.length > 0 ? senders : campaign.workspace.senders;
+}
+
+/**
+ * After a change of sending domains (update campaign, which only an unstarted campaign takes), each
+ * lead whose mailbox is not on one of them gets one that is, picked by a hash of the lead's id.
+ */
+export function reassignSenders(account: Account, campaign: CampaignRecord): void {
+  const senders = campaignSenders(account, campaign);
+  if (senders.length === 0) return;
+  const addresses = new Set(senders.map((sender) => sender.email));
+  for (const lead of campaign.leads.items) {
+    if (!addresses.has(lead.sender.email)) lead.sender = senders[hash32(lead.id) % senders.length] as Sender;
+  }
 }

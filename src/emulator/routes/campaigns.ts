@@ -47,7 +47,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     requireCreated(campaign, "update");
     const domains = new Set(account.domains.items.map((domain) => domain.id));
     checkUpdateAgainst(campaign, body.update_data.scheduling_strategy, body.update_data.sending_domains, domains);
-    updateCampaign(context.world, campaign, body.update_data);
+    updateCampaign(context.world, account, campaign, body.update_data);
     return serveRecord(context, PATHS.campaign, renderCampaign(campaign));
   });
 

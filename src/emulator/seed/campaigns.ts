@@ -135,7 +135,7 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
   workspace.campaigns.push(campaign);
   account.campaignsByUid.set(campaign.uid, campaign);
   seedSequences(world, account, campaign, random, steps, kind.startsWith("creat") ? undefined : profile.sending?.nextMessageDays);
-  const senders = campaignSenders(campaign);
+  const senders = campaignSenders(account, campaign);
   for (const contact of contactsFor(world, workspace, random, leads)) addLead(world, account, campaign, contact, random.pick(senders), kind !== "creating");
   const firstLead = campaign.leads.items[0];
   if (longUid && kind === "running" && firstLead) world.longUidLeads.add(firstLead.id);
