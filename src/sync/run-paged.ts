@@ -162,12 +162,13 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
           upstreamTotal: total,
           fingerprint: appendAtEnd ? fingerprint(lastTail) : null,
           scanStartedAt: null,
-          lastCompleteScanAt: completedAt,
+          // A walk that fell short is not a complete scan: the stream's lag keeps growing until one is.
+          lastCompleteScanAt: complete ? completedAt : checkpoint.lastCompleteScanAt,
           state: {
             ...checkpoint.state,
             ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString() } : {}),
             tail: appendAtEnd ? lastTail : [],
-            ...previousScan(checkpoint),
+            ...(complete ? previousScan(checkpoint) : {}),
           },
         },
         options.runId,
