@@ -5,7 +5,8 @@ import type { CampaignRecord, LeadRecord } from "./store/model.ts";
 /**
  * When each unsent schedule is due. Leads are sent in batches of
  * `daily_email_limit` per sending day, spread evenly over the daily window
- * (from_time..to_time, 09:00..17:00 when unset); days named in skip_days are
+ * (from_time..to_time, through midnight when to_time is the earlier time of
+ * day; 09:00..17:00 when unset); days named in skip_days are
  * skipped; step n+1 of a lead follows step n after the step's
  * `next_message_days`. Times of day are read in UTC: the emulator does not
  * apply the campaign's time zone.
@@ -38,8 +39,10 @@ class SendingCalendar {
     if (this.skipped.size >= WEEKDAYS.length) this.skipped.clear();
     const from = millisOfDay(fromTime);
     const to = millisOfDay(toTime);
-    this.windowStart = Math.min(from, to);
-    this.windowEnd = Math.max(Math.max(from, to), this.windowStart + MIN_WINDOW_MS);
+    // from_time opens the window and to_time closes it; one that closes earlier in the day than it opens runs
+    // through midnight (22:00 to 02:00), as update campaign measures it. A day's window is the one it opens.
+    this.windowStart = from;
+    this.windowEnd = Math.max(to < from ? to + DAY_MS : to, from + MIN_WINDOW_MS);
     const today = Math.floor(start / DAY_MS) * DAY_MS;
     this.firstDay = start < today + this.windowEnd - MIN_WINDOW_MS / 4 ? today : today + DAY_MS;
   }
