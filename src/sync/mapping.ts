@@ -12,7 +12,8 @@ export function unknownFields(record: object | null, schema: z.ZodObject): Recor
   const shape = schema.shape;
   let extra: Record<string, unknown> | null = null;
   for (const field in record) {
-    if (!(field in shape)) (extra ??= {})[field] = (record as Record<string, unknown>)[field];
+    // Own fields of the shape only: `in` would also find what every object inherits, and drop a field named `constructor`.
+    if (!Object.hasOwn(shape, field)) (extra ??= {})[field] = (record as Record<string, unknown>)[field];
   }
   return extra;
 }

@@ -112,13 +112,13 @@ export class UpstreamClient {
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
   async listWorkspaces(signal?: AbortSignal): Promise<Listing<RecordOf<"workspaces">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const { records, observedAt } = await this.#http.json(
+    const { records, observedAt, unstorable } = await this.#http.json(
       request,
-      (body, sentAt) => ({ records: Array.isArray(body) ? body : this.#envelope(request, body).data, observedAt: sentAt }),
+      (body, sentAt, _bytes, unstorable) => ({ records: Array.isArray(body) ? body : this.#envelope(request, body).data, observedAt: sentAt, unstorable }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("workspaces", records), observedAt };
+    return { ...this.#readAll("workspaces", records, unstorable), observedAt };
   }
 
   /** One page of a paginated listing (#1, #11, #14, #15, #16, #17). */
@@ -136,13 +136,13 @@ export class UpstreamClient {
         [PARAMS.offset]: query.offset,
       },
     };
-    const { envelope, observedAt, bytes } = await this.#http.json(
+    const { envelope, observedAt, bytes, unstorable } = await this.#http.json(
       request,
-      (body, sentAt, size) => ({ envelope: this.#envelope(request, body), observedAt: sentAt, bytes: size }),
+      (body, sentAt, size, mayHold) => ({ envelope: this.#envelope(request, body), observedAt: sentAt, bytes: size, unstorable: mayHold }),
       this.#view,
       signal,
     );
-    const parsed = this.#readAll(resource, envelope.data);
+    const parsed = this.#readAll(resource, envelope.data, unstorable);
     return { ...parsed, total: envelope.total, offset: query.offset, limit, observedAt, bytes };
   }
 
@@ -172,13 +172,17 @@ export class UpstreamClient {
   /** #13: every reply of a campaign, unpaginated. */
   async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Listing<RecordOf<"replies">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
-    const { replies, observedAt } = await this.#http.json(
+    const { replies, observedAt, unstorable } = await this.#http.json(
       request,
-      (body, sentAt) => ({ replies: Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies"), observedAt: sentAt }),
+      (body, sentAt, _bytes, mayHold) => ({
+        replies: Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies"),
+        observedAt: sentAt,
+        unstorable: mayHold,
+      }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("replies", replies), observedAt };
+    return { ...this.#readAll("replies", replies, unstorable), observedAt };
   }
 
   /** #2 */
@@ -255,17 +259,23 @@ export class UpstreamClient {
   }
 
   async #one<N extends RecordTypeName>(type: N, request: HttpRequest, signal?: AbortSignal): Promise<Lookup<RecordOf<N>>> {
-    const { body, observedAt } = await this.#http.json(request, (answer, sentAt) => ({ body: answer, observedAt: sentAt }), this.#view, signal);
+    const { body, observedAt, unstorable } = await this.#http.json(
+      request,
+      (answer, sentAt, _bytes, mayHold) => ({ body: answer, observedAt: sentAt, unstorable: mayHold }),
+      this.#view,
+      signal,
+    );
     const validationStart = stageStart();
-    const outcome = readRecord(type, body);
+    const outcome = readRecord(type, body, unstorable);
     addStage("validation", validationStart);
     if ("record" in outcome) return { record: outcome.record, observedAt };
     throw new InvalidRecordError(outcome.rejected, { endpoint: request.endpoint, method: request.method, status: 200 });
   }
 
-  #readAll<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
+  /** `unstorable`: whether the answer's text may hold characters PostgreSQL cannot store (each record is then made storable). */
+  #readAll<N extends RecordTypeName>(type: N, raws: readonly unknown[], unstorable: boolean): Parsed<RecordOf<N>> {
     const validationStart = stageStart();
-    const parsed = readRecords(type, raws);
+    const parsed = readRecords(type, raws, unstorable);
     addStage("validation", validationStart);
     return parsed;
   }

@@ -6,6 +6,7 @@ import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
 import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
+import { mayHoldUnstorable, storableString } from "./storable-text.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { scrubSecrets, type Logger } from "../logger.ts";
 
@@ -83,13 +84,20 @@ export class HttpTransport {
    * Sends the request, retrying as the policy allows, and returns what `read`
    * makes of the JSON of a 2xx answer. `read` runs inside the attempt, so a
    * retryable UpstreamError it throws (a malformed envelope) asks again.
+   * `unstorable` says whether the answer's text may hold characters PostgreSQL
+   * cannot store (see storable-text.ts).
    */
-  async json<T>(request: HttpRequest, read: (body: unknown, sentAt: Date, bytes: number) => T, view: RequestView, signal?: AbortSignal): Promise<T> {
+  async json<T>(
+    request: HttpRequest,
+    read: (body: unknown, sentAt: Date, bytes: number, unstorable: boolean) => T,
+    view: RequestView,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const { tally } = view;
     const attemptOnce = async (attempt: number): Promise<T> => {
       if (this.#closed) throw this.#error(request, "the client is closed", { retryable: false });
       const answer = await this.#queue.add(() => this.#attempt(request, attempt, tally, signal), { signal, priority: view.priority });
-      return read(answer.body, answer.sentAt, answer.bytes);
+      return read(answer.body, answer.sentAt, answer.bytes, answer.unstorable);
     };
     try {
       return await withRetries(attemptOnce, this.#options.retry, {
@@ -110,7 +118,12 @@ export class HttpTransport {
     await this.#pool.close();
   }
 
-  async #attempt(request: HttpRequest, attempt: number, tally: Tally, signal: AbortSignal | undefined): Promise<{ body: unknown; sentAt: Date; bytes: number }> {
+  async #attempt(
+    request: HttpRequest,
+    attempt: number,
+    tally: Tally,
+    signal: AbortSignal | undefined,
+  ): Promise<{ body: unknown; sentAt: Date; bytes: number; unstorable: boolean }> {
     await this.#options.limiter.acquire(signal);
     // The timeout starts only now, so time spent queued or paused never counts against an attempt.
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
@@ -134,7 +147,8 @@ export class HttpTransport {
       durationMs: performance.now() - started,
       attempt,
     });
-    return { body: this.#interpret(request, response), sentAt, bytes: response.text.length };
+    const body = this.#interpret(request, response);
+    return { body, sentAt, bytes: response.text.length, unstorable: mayHoldUnstorable(response.text) };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
@@ -241,7 +255,8 @@ function errorMessageOf(text: string): string {
 }
 
 function excerpt(text: string): string {
-  const plain = text
+  // The excerpt ends up in the run's errors (jsonb), where a NUL or a lone surrogate would keep the run from finishing.
+  const plain = storableString(text)
     .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
     .replace(/<[^>]*>/g, " ")
     .replace(/\s+/g, " ")

@@ -21,7 +21,7 @@ const ISO_8601 =
 /** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
 export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
-/** The canonical text of an ISO 8601 date-time, or null when `text` is not one (or names no real instant). */
+/** The canonical text of an ISO 8601 date-time, or null when `text` is not one (or names no real instant, or one outside years 1 to 9999). */
 export function parseInstant(text: string): string | null {
   const plain = plainUtc(text);
   if (plain !== undefined) return plain;
@@ -45,6 +45,9 @@ export function parseInstant(text: string): string | null {
     seconds += 1;
   }
   const base = new Date(seconds * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
+  // An offset can carry a date of year 1 or 9999 out of that range: toISOString() then writes year 0 or a six-digit
+  // year (+010000), forms PostgreSQL refuses, so such an instant is no more readable than a date that does not exist.
+  if (base.length !== 24 || base.startsWith("0000")) return null;
   return `${base.slice(0, 19)}.${String(micros).padStart(6, "0")}Z`;
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { RECORD_TYPES, type RecordOf, type RecordTypeName } from "./record-types.ts";
+import { isUnstorableText, storable } from "./storable-text.ts";
 import { readTolerant, type FieldIssue } from "./tolerant.ts";
 
 /**
@@ -55,17 +56,60 @@ export function isUsableKey(value: unknown): boolean {
   return typeof value !== "string" || value.trim() !== "";
 }
 
-export function readRecord<N extends RecordTypeName>(type: N, raw: unknown): { record: ReadRecord<RecordOf<N>> } | { rejected: RejectedRecord } {
+/**
+ * Key text a btree index holds with room to spare: PostgreSQL refuses an index
+ * entry above 2704 bytes (a tracking link can be longer), and the statement
+ * holding it would fail with its whole page.
+ */
+export const INDEXABLE_KEY_BYTES = 2000;
+
+/**
+ * Why a key value that is present still cannot place its record, or undefined
+ * when it can: text that held characters PostgreSQL cannot store (the key
+ * stored would not be the upstream's), or text too long for the key's index.
+ */
+export function unplaceableKey(value: unknown, issues: readonly FieldIssue[], path: string): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const unstorable = issues.length === 0 ? undefined : issues.find((issue) => issue.path === path && isUnstorableText(issue));
+  if (unstorable !== undefined) return unstorable.reason;
+  if (value.length * 3 <= INDEXABLE_KEY_BYTES) return undefined;
+  const bytes = Buffer.byteLength(value);
+  return bytes > INDEXABLE_KEY_BYTES ? `${bytes} bytes, longer than the warehouse can index in a key (${INDEXABLE_KEY_BYTES})` : undefined;
+}
+
+/**
+ * `mayHoldUnstorable` is false only when the answer's text showed that no
+ * value in it holds a character PostgreSQL cannot store (storable-text.ts).
+ */
+export function readRecord<N extends RecordTypeName>(
+  type: N,
+  arrived: unknown,
+  mayHoldUnstorable = true,
+): { record: ReadRecord<RecordOf<N>> } | { rejected: RejectedRecord } {
   const entry = RECORD_TYPES[type];
   const { schema, key } = entry;
-  const { value, issues } = readTolerant(schema as z.ZodType, raw);
+  // What cannot be stored is replaced first, so that the value, the raw payload and every issue's raw can be written.
+  const textIssues: FieldIssue[] = [];
+  const raw = mayHoldUnstorable ? storable(arrived, textIssues) : arrived;
+  const read = readTolerant(schema as z.ZodType, raw);
+  const { value } = read;
+  // A field's own issue (a wrong type) comes last, so that it is the one its row names.
+  const issues = textIssues.length === 0 ? read.issues : [...textIssues, ...read.issues];
   const fields = value as Record<string, unknown> | null;
-  const unusable = fields === null ? key : key.filter((field) => !isUsableKey(fields[field]));
+  let problems: Map<string, string> | undefined;
+  if (fields !== null) {
+    for (const field of key) {
+      const problem = isUsableKey(fields[field]) ? unplaceableKey(fields[field], issues, field) : undefined;
+      if (problem !== undefined) (problems ??= new Map()).set(field, problem);
+    }
+  }
+  const placeable = (field: string) => fields !== null && isUsableKey(fields[field]) && !problems?.has(field);
+  const unusable = key.filter((field) => !placeable(field));
   if (unusable.length === 0) return { record: { value: value as RecordOf<N>, issues, raw } };
-  const readableKey = fields === null ? {} : Object.fromEntries(key.filter((field) => isUsableKey(fields[field])).map((field) => [field, fields[field]]));
+  const readableKey = fields === null ? {} : Object.fromEntries(key.filter(placeable).map((field) => [field, fields[field]]));
   const identity: readonly string[] = "identity" in entry ? entry.identity : key;
   const keyIdentifies = identity.every((field) => field in readableKey);
-  return { rejected: { stream: type, reason: keyReason(unusable, issues, fields), payload: raw, recordKey: spelledKey(readableKey), keyIdentifies, readableKey } };
+  return { rejected: { stream: type, reason: keyReason(unusable, issues, fields, problems), payload: raw, recordKey: spelledKey(readableKey), keyIdentifies, readableKey } };
 }
 
 /**
@@ -82,22 +126,28 @@ export function rejectedIdentity(record: RejectedRecord): string {
   return record.recordKey === null ? `sha:${hash}` : `key:${record.recordKey}|sha:${hash}`;
 }
 
-export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[]): Parsed<RecordOf<N>> {
+export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[], mayHoldUnstorable = true): Parsed<RecordOf<N>> {
   const parsed: Parsed<RecordOf<N>> = { records: [], rejected: [] };
   raws.forEach((raw, position) => {
-    const outcome = readRecord(type, raw);
+    const outcome = readRecord(type, raw, mayHoldUnstorable);
     if ("record" in outcome) parsed.records.push(outcome.record);
     else parsed.rejected.push({ ...outcome.rejected, position });
   });
   return parsed;
 }
 
-function keyReason(unusable: readonly string[], issues: readonly FieldIssue[], fields: Record<string, unknown> | null): string {
+function keyReason(
+  unusable: readonly string[],
+  issues: readonly FieldIssue[],
+  fields: Record<string, unknown> | null,
+  problems: ReadonlyMap<string, string> | undefined,
+): string {
   if (fields === null) return issues.map((issue) => `${issue.path || "(record)"}: ${issue.reason}`).join("; ") || "(record): not an object";
   return unusable
     .map((field) => {
-      const issue = issues.find((candidate) => candidate.path === field);
-      return `${field}: ${issue?.reason ?? "empty"} (a key field, so the record cannot be placed)`;
+      // The last issue of a field is its own (a wrong type), after what was replaced in its text.
+      const issue = issues.findLast((candidate) => candidate.path === field);
+      return `${field}: ${problems?.get(field) ?? issue?.reason ?? "empty"} (a key field, so the record cannot be placed)`;
     })
     .join("; ");
 }

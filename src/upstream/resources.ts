@@ -56,9 +56,10 @@ export const domain = z.looseObject({
   setup_complete: z.boolean(),
   naming_strategy: z.string(),
   custom_name: z.string(),
-  warmup_days_remaining: z.number().int(),
+  // Integers of no documented range, stored in 4-byte columns: a larger value is read as a deviation, not sent to fail its page.
+  warmup_days_remaining: int32,
   redirect_subdomains_to: z.string(),
-  warmup_active_days: z.number().int(),
+  warmup_active_days: int32,
 });
 export type Domain = z.infer<typeof domain>;
 
@@ -186,7 +187,8 @@ export const schedule = z.looseObject({
   reply_received: z.boolean(),
   email_opened: z.boolean(),
   email_opened_on: dateTime.nullable(),
-  email_open_count: z.number().int().min(0),
+  /** Its column holds 4 bytes, so its range ends there too. */
+  email_open_count: nonNegativeInt32,
 });
 export type Schedule = z.infer<typeof schedule>;
 

@@ -33,6 +33,10 @@ describe("parseInstant", () => {
     expect(parseInstant(text)).toBe(canonical);
   });
 
+  it.each([["9999-12-31T23:00:00-05:00"], ["0001-01-01T00:30:00+01:00"]])("refuses %s, whose offset carries it out of years 1 to 9999 (a form PostgreSQL refuses)", (text) => {
+    expect(parseInstant(text)).toBeNull();
+  });
+
   it("refuses a fraction point with no digits", () => {
     expect(parseInstant("2024-03-01T10:00:00.Z")).toBeNull();
   });

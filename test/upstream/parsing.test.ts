@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidRecordError, UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
-import { readRecords } from "../../src/upstream/parsing.ts";
-import { contactList, emailSequence } from "../../src/upstream/resources.ts";
+import { leadRows } from "../../src/sync/streams/leads.ts";
+import { unknownFields } from "../../src/sync/mapping.ts";
+import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
+import { campaignListItem, contactList, emailSequence } from "../../src/upstream/resources.ts";
 import { readTolerant } from "../../src/upstream/tolerant.ts";
 import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
 
@@ -62,6 +64,94 @@ describe("tolerant parsing", () => {
       { stream: "campaigns", payload: keyless, recordKey: null, readableKey: {}, keyIdentifies: false, position: 2, reason: "uid: missing (a key field, so the record cannot be placed)" },
     ]);
     expect(server.requests).toEqual([`GET ${PATHS.campaigns}?limit=100&offset=0`]);
+  });
+
+  it("replaces NUL characters and lone surrogates anywhere in a record, field names and any-JSON fields included, and names each field", () => {
+    const list = { uid: "cl_1", workspace_id: 1, name: "A\u0000B", created_on: "2026-01-02T03:04:05Z", status: "ready", source: "api", has_unsubscribe_column: false, unsubscribe_column_name: "" };
+    const arrived = { ...list, available_columns: ["email", "x\ud800"], "odd\u0000name": { deep: ["\udfff", "🔥"] } };
+    const outcome = readRecord("contact_lists", arrived);
+    if (!("record" in outcome)) throw new Error("rejected");
+    const { value, issues, raw } = outcome.record;
+    expect(value).toMatchObject({ name: "A\uFFFDB", available_columns: ["email", "x\uFFFD"], "odd\uFFFDname": { deep: ["\uFFFD", "🔥"] } });
+    expect(raw).toEqual({ ...list, name: "A\uFFFDB", available_columns: ["email", "x\uFFFD"], "odd\uFFFDname": { deep: ["\uFFFD", "🔥"] } });
+    expect(issues.map((issue) => [issue.path, issue.raw])).toEqual([
+      ["name", "A\\u0000B"],
+      ["available_columns.1", "x\\ud800"],
+      ["odd\uFFFDname", "odd\\u0000name"],
+      ["odd\uFFFDname.deep.0", "\\udfff"],
+    ]);
+    // What arrived is not changed, and a record with nothing to replace is passed on as it came.
+    expect(arrived.name).toBe("A\u0000B");
+    const clean = { ...list, name: "A 🔥 B", available_columns: null };
+    const cleanOutcome = readRecord("contact_lists", clean);
+    expect("record" in cleanOutcome && cleanOutcome.record.raw).toBe(clean);
+  });
+
+  it("keeps a field named __proto__ or constructor where it came, as data", () => {
+    const arrived = JSON.parse('{"uid":"c1","name":"N\\u0000","workspace_id":1,"created_on":"2026-01-02T03:04:05Z","status":"running","__proto__":{"a":1},"constructor":"x"}') as object;
+    const outcome = readRecord("campaigns", arrived);
+    if (!("record" in outcome)) throw new Error("rejected");
+    expect(Object.getPrototypeOf(outcome.record.raw)).toBe(Object.prototype);
+    expect(JSON.stringify(outcome.record.raw)).toContain('"__proto__":{"a":1}');
+    expect(unknownFields(outcome.record.value, campaignListItem)).toEqual({ constructor: "x" });
+  });
+
+  it("rejects a record whose key text cannot be stored or indexed, without spelling that key out", () => {
+    const item = { name: "n", workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
+    const { records, rejected } = readRecords("campaigns", [
+      { ...item, uid: "c\u0000" },
+      { ...item, uid: "c".repeat(2_001) },
+      { ...item, uid: "é".repeat(666) },
+    ]);
+    expect(records.map((record) => record.value.uid)).toEqual(["é".repeat(666)]);
+    expect(rejected.map((record) => [record.reason, record.recordKey])).toEqual([
+      [expect.stringMatching(/^uid: holds characters PostgreSQL cannot store .*\(a key field, so the record cannot be placed\)$/), null],
+      ["uid: 2001 bytes, longer than the warehouse can index in a key (2000) (a key field, so the record cannot be placed)", null],
+    ]);
+    const clicks = readRecords("link_clicks", [{ schedule_id: 5, link: `https://x.test/${"q".repeat(2_100)}`, clicked_on: "2026-01-02T03:04:05Z" }]);
+    expect(clicks.rejected[0]).toMatchObject({ recordKey: "schedule_id=5|clicked_on=2026-01-02T03:04:05Z", keyIdentifies: false });
+  });
+
+  it("sets aside a click nested in a schedule whose link cannot be stored or indexed, and keeps the schedule", () => {
+    const click = (id: number, link: string) => ({ id, link, clicked_on: "2026-01-02T03:04:05Z" });
+    const lead = {
+      uid: "l1",
+      contact: { id: 1, email_id: "a@b.test", bounced: false, unsubscribed: false },
+      sender_email_address: "s@b.test",
+      sender_name: "S",
+      schedules: [
+        {
+          id: 10,
+          email_data: { id: 3, subject: "s", body: "b", email_content_type: "text/plain" },
+          link_click_events: [click(1, "https://x.test/ok"), click(2, "https://x.test/\u0000"), click(3, `https://x.test/${"q".repeat(2_100)}`)],
+          replies: [],
+          status: "created",
+          schedule_datetime: "2026-01-02T03:04:05Z",
+          sent_on: null,
+          reply_received: false,
+          email_opened: false,
+          email_opened_on: null,
+          email_open_count: 0,
+        },
+      ],
+    };
+    const outcome = readRecord("leads", lead);
+    if (!("record" in outcome)) throw new Error("rejected");
+    const parts: Omit<RejectedRecord, "stream" | "parentKey">[] = [];
+    const rows = leadRows(outcome.record, { scope: { account: "a", campaignUid: "c1" }, observedAt: new Date(), reject: (part) => parts.push(part) });
+    expect(rows.schedules?.map((row) => row.id)).toEqual([10]);
+    expect(rows.link_clicks?.map((row) => row.id)).toEqual([1]);
+    expect(parts.map((part) => part.reason)).toEqual([
+      expect.stringMatching(/^schedules\.0\.link_click_events\.1\.link: holds characters PostgreSQL cannot store/),
+      expect.stringMatching(/^schedules\.0\.link_click_events\.2\.link: 2115 bytes, longer than the warehouse can index/),
+    ]);
+  });
+
+  it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {
+    server = await startLocalServer((_request, response) => sendJson(response, 404, { message: "no lead l\u0000x\ud800" }));
+    const error = await rejectionOf(clientFor(server.url).getLead("l"));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).message).toBe(`GET ${PATHS.lead}: failed with 404: no lead l\uFFFDx\uFFFD`);
   });
 
   it("keeps the key fields it could read of a rejected record, by name and spelled out", () => {

@@ -1,5 +1,5 @@
 import type { ReadRecord, RecordOf } from "../../upstream/client.ts";
-import { isUsableKey } from "../../upstream/parsing.ts";
+import { isUsableKey, unplaceableKey } from "../../upstream/parsing.ts";
 import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
 import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
 import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
@@ -164,9 +164,12 @@ function scheduleRows(item: Schedule, position: number, leadUid: string, campaig
   (item.link_click_events ?? []).forEach((click, index) => {
     const path = `${at}.link_click_events.${index}`;
     const clickedOn = click === null ? null : instant(click.clicked_on);
-    if (click === null || !isUsableKey(click.link) || clickedOn === null) {
-      const field = click === null ? path : !isUsableKey(click.link) ? `${path}.link` : `${path}.clicked_on`;
-      context.reject({ reason: reasonAt(issues, field), payload: rawAt(raw, "schedules", position, "link_click_events", index), recordKey: null, skipped: 0 });
+    // The link is part of the click's key: text that cannot be stored or indexed places it no more than a missing link.
+    const linkProblem = click === null ? undefined : unplaceableKey(click.link, issues, `${path}.link`);
+    if (click === null || !isUsableKey(click.link) || linkProblem !== undefined || clickedOn === null) {
+      const field = click === null ? path : !isUsableKey(click.link) || linkProblem !== undefined ? `${path}.link` : `${path}.clicked_on`;
+      const reason = linkProblem === undefined ? reasonAt(issues, field) : `${field}: ${linkProblem}`;
+      context.reject({ reason, payload: rawAt(raw, "schedules", position, "link_click_events", index), recordKey: null, skipped: 0 });
       return;
     }
     rows.link_clicks.push(
