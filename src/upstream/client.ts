@@ -169,13 +169,13 @@ export class UpstreamClient {
     }
   }
 
-  /** #13: every reply of a campaign, unpaginated. */
+  /** #13: every reply of a campaign, unpaginated: a bare array, or (as #18 may) the {data, total} envelope. */
   async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Listing<RecordOf<"replies">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
     const { replies, observedAt, unstorable } = await this.#http.json(
       request,
       (body, sentAt, _bytes, mayHold) => ({
-        replies: Array.isArray(body) ? body : this.#protocolError(request, "expected a JSON array of replies"),
+        replies: Array.isArray(body) ? body : this.#envelope(request, body).data,
         observedAt: sentAt,
         unstorable: mayHold,
       }),

@@ -202,6 +202,14 @@ describe("tolerant parsing", () => {
     expect(enveloped.rejected.map((record) => record.stream)).toEqual(["workspaces"]);
   });
 
+  it("accepts replies as the {data, total} envelope too, as workspaces", async () => {
+    const reply = { id: 9, schedule_id: 3, body_plain_text: "hi", body_html: "<p>hi</p>", received_on: "2026-01-01T00:00:00Z", mail_from: "a@b.test", subject: "Re", reply_classification: "positive" };
+    server = await startLocalServer((_request, response, index) => sendJson(response, 200, index === 0 ? [reply] : { data: [reply], total: 1 }));
+    const upstream = clientFor(server.url);
+    expect((await upstream.listReplies("c1")).records.map((record) => record.value.id)).toEqual([9]);
+    expect((await upstream.listReplies("c1")).records.map((record) => record.value.id)).toEqual([9]);
+  });
+
   it("retries an envelope that is not {data, total}, and a 200 whose body is not JSON", async () => {
     const answers = [
       (response: Parameters<typeof sendJson>[0]) => sendJson(response, 200, { items: [] }),
