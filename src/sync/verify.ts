@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { UpstreamError } from "../upstream/client.ts";
+import { isUsableKey } from "../upstream/parsing.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
@@ -22,7 +23,9 @@ import { walk } from "./walk.ts";
  *   detail that failed) is read below: its leads are walked, so its schedules
  *   are counted too, and each child stream is reported with the upstream's count.
  * - `deep` compares key sets of leads and events too, for the campaigns whose
- *   counts disagree (or all of them).
+ *   counts disagree (or all of them), and the schedules the walk of their
+ *   leads lists against the live ones (a schedule wrongly held as deleted
+ *   changes no count of a listing).
  * - Every record still rejected is its own line, with its reason.
  *
  * Without `deep`, verification reads listings, totals and the replies of each
@@ -114,13 +117,22 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
   for (const campaignUid of campaignUids) {
     const scope: StreamScope = { account: ctx.account, campaignUid };
-    const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) => keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope));
+    const listed: ListedSchedules = { ids: new Set(), unreadable: new Set(), read: false };
+    const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
+      keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined));
     const campaignLines: VerifyLine[] = [];
     // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice.
     for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : await countedLine(run, stream, scope));
     if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid));
     if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
       for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
+    }
+    if (listed.read) {
+      // The leads were walked: their schedules are compared by key, in place of a count.
+      const line = await keyedSchedulesLine(ctx.db, campaignUid, listed);
+      const at = campaignLines.findIndex((candidate) => candidate.stream === "schedules");
+      if (at === -1) campaignLines.push(line);
+      else campaignLines[at] = line;
     }
     lines.push(...campaignLines);
   }
@@ -138,12 +150,22 @@ async function unlessGone<T>(scope: StreamScope, read: () => Promise<T>, none: T
   }
 }
 
-/** Every key the upstream lists for a stream and scope, in the stream's key form. */
-async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
-  return unlessGone(scope, () => listedKeys(ctx, stream, scope), new Set<string>());
+/** The schedules a walk of a campaign's leads listed, and the leads whose list of them could not be read whole. */
+interface ListedSchedules {
+  ids: Set<string>;
+  unreadable: Set<string>;
+  /** Whether a walk of the leads finished. */
+  read: boolean;
 }
 
-async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<Set<string>> {
+/** Every key the upstream lists for a stream and scope, in the stream's key form; a walk of leads also fills `schedules`. */
+async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules): Promise<Set<string>> {
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules), new Set<string>());
+}
+
+type ListedLead = { uid: string; schedules: ({ id: unknown } | null)[] | null };
+
+async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules): Promise<Set<string>> {
   const keys = new Set<string>();
   if (stream.kind === "list") {
     for (const record of (await stream.fetch(ctx.client, scope, ctx.signal)).records) keys.add(stream.key(record.value));
@@ -159,10 +181,24 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
   let restarts = 0;
   for await (const walked of pages) {
     // Keys read before the walk started over no longer describe the listing.
-    if (walked.restarts !== restarts) keys.clear();
+    if (walked.restarts !== restarts) {
+      keys.clear();
+      schedules?.ids.clear();
+      schedules?.unreadable.clear();
+    }
     restarts = walked.restarts;
-    for (const record of walked.page.records) keys.add(stream.key(record.value));
+    for (const record of walked.page.records) {
+      keys.add(stream.key(record.value));
+      if (schedules === undefined) continue;
+      const lead = record.value as ListedLead;
+      if (lead.schedules === null) schedules.unreadable.add(lead.uid);
+      for (const item of lead.schedules ?? []) {
+        if (item !== null && isUsableKey(item.id)) schedules.ids.add(String(item.id));
+        else schedules.unreadable.add(lead.uid);
+      }
+    }
   }
+  if (schedules !== undefined) schedules.read = true;
   return keys;
 }
 
@@ -224,6 +260,27 @@ async function schedulesLine(ctx: SyncContext, campaignUid: string): Promise<Ver
   }, 0);
   const warehouse = await liveRows(ctx.db, "schedules", { campaign_uid: campaignUid });
   return { campaignUid, stream: "schedules", status: statusOf(upstream, warehouse), upstream, warehouse, rejected: 0 };
+}
+
+/**
+ * A campaign's live schedules against those its leads listed. The schedules of a lead whose list of them
+ * could not be read are kept by the sync, not deleted, so they are not counted extra.
+ */
+async function keyedSchedulesLine(db: Kysely<Database>, campaignUid: string, listed: ListedSchedules): Promise<VerifyLine> {
+  const rows = await db.selectFrom("schedules").select(["id", "lead_uid"]).where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).execute();
+  const live = new Set(rows.map((row) => String(row.id)));
+  const missing = [...listed.ids].filter((id) => !live.has(id)).sort();
+  const extra = rows.filter((row) => !listed.ids.has(String(row.id)) && !listed.unreadable.has(row.lead_uid)).map((row) => String(row.id)).sort();
+  return {
+    campaignUid,
+    stream: "schedules",
+    status: missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok",
+    upstream: listed.ids.size,
+    warehouse: live.size,
+    rejected: 0,
+    missingKeys: { count: missing.length, first: missing.slice(0, FIRST_KEYS) },
+    extraKeys: { count: extra.length, first: extra.slice(0, FIRST_KEYS) },
+  };
 }
 
 async function campaignsWithRejectedDetail(db: Kysely<Database>, account: string): Promise<string[]> {

@@ -52,3 +52,14 @@ describe("verify", () => {
     expect(line?.missingKeys?.count).toBe(0);
   });
 });
+
+describe("verify --deep", () => {
+  it("names a schedule the warehouse wrongly holds as deleted, from the lead walk it already makes", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect((await verify(h.context(), { campaignUid: CAMPAIGN, deep: "all" })).problems).toBe(0);
+    await h.warehouse.db.updateTable("schedules").set({ _deleted_at: new Date() }).where("id", "=", 1002).execute();
+    const result = await verify(h.context(), { campaignUid: CAMPAIGN, deep: "all" });
+    expect(result.lines.find((line) => line.stream === "schedules")).toMatchObject({ status: "missing", missingKeys: { count: 1, first: ["1002"] } });
+  });
+});
