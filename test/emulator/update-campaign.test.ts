@@ -179,6 +179,14 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
     expect(messageOf(answer)).toContain("sending_domains");
   });
 
+  it("a sending domain that is being deleted answers 400 naming the field, so no campaign names a domain that then vanishes", async () => {
+    const deleting = seed.domains.find((domain) => domain.status === "deleting");
+    if (!deleting) throw new Error("the seed has no domain being deleted");
+    const answer = await update(encoding, "many", set("sending_domains", [deleting.id]));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toMatch(/^update_data\.sending_domains: .*being deleted/);
+  });
+
   it("a rejected update changes nothing", async () => {
     const before = await api.ok(PATHS.campaign, { campaign_uid: targets.one.summary.uid }, resources.campaign);
     const answer = await update(encoding, "one", (data) => Object.assign(data, { name: "Never stored", daily_email_limit: 5 }));

@@ -290,7 +290,7 @@ export function validUpdateData(sequences: number, sendingDomains: number[]): Re
   };
 }
 
-/** Domain ids of the campaign's own workspace, for a valid `sending_domains`. */
+/** Domain ids of the campaign's own workspace, for a valid `sending_domains`: none that is being deleted. */
 export function domainsOfWorkspace(snapshot: AccountSnapshot, workspaceId: number | null): number[] {
-  return snapshot.domains.filter((domain) => domain.workspace_id === workspaceId).map((domain) => domain.id);
+  return snapshot.domains.filter((domain) => domain.workspace_id === workspaceId && domain.status !== "deleting").map((domain) => domain.id);
 }

@@ -10,7 +10,7 @@ import { serveRecord } from "../http/serving.ts";
 import { requireCreated, requireStatus } from "../http/states.ts";
 import { parseOr400 } from "../http/validation.ts";
 import { LIFECYCLE_RULES, applyLifecycle, updateCampaign } from "../operations.ts";
-import type { CampaignRecord } from "../store/model.ts";
+import type { CampaignRecord, DomainRecord } from "../store/model.ts";
 import { renderCampaign, renderCampaignListItem } from "../store/render.ts";
 import { listWorkspaceScoped } from "./workspace-listing.ts";
 
@@ -18,8 +18,11 @@ import { listWorkspaceScoped } from "./workspace-listing.ts";
 
 const LIFECYCLE_VERBS: Record<Lifecycle, string> = { start: "started", pause: "paused", resume: "resumed", cancel: "cancelled" };
 
-/** Cross-checks that need the campaign (contract A.5), after the state check. */
-function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingDomains: readonly number[], accountDomains: ReadonlySet<number>): void {
+/**
+ * Cross-checks that need the campaign (contract A.5), after the state check. A sending domain must be
+ * one of the account's and not being deleted: a domain goes only when no campaign sends from it.
+ */
+function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingDomains: readonly number[], accountDomains: ReadonlyMap<number, DomainRecord>): void {
   const sequences = campaign.sequences.length;
   if (strategy === "single-message" && sequences !== 1) {
     throw badRequest(`update_data.scheduling_strategy: single-message needs exactly one email sequence; the campaign has ${sequences}`);
@@ -29,6 +32,8 @@ function checkUpdateAgainst(campaign: CampaignRecord, strategy: string, sendingD
   }
   const unknown = sendingDomains.filter((id) => !accountDomains.has(id));
   if (unknown.length > 0) throw badRequest(`update_data.sending_domains: unknown domain id(s) ${unknown.join(", ")}`);
+  const leaving = sendingDomains.filter((id) => accountDomains.get(id)?.status === "deleting");
+  if (leaving.length > 0) throw badRequest(`update_data.sending_domains: domain id(s) ${leaving.join(", ")} being deleted`);
 }
 
 export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
@@ -45,7 +50,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
     const account = accountOf(request);
     const campaign = findCampaign(account, body.campaign_uid);
     requireCreated(campaign, "update");
-    const domains = new Set(account.domains.items.map((domain) => domain.id));
+    const domains = new Map(account.domains.items.map((domain) => [domain.id, domain]));
     checkUpdateAgainst(campaign, body.update_data.scheduling_strategy, body.update_data.sending_domains, domains);
     updateCampaign(context.world, account, campaign, body.update_data);
     return serveRecord(context, PATHS.campaign, renderCampaign(campaign));
