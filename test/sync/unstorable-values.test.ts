@@ -190,4 +190,23 @@ describe("values PostgreSQL cannot store as they came", () => {
     expect((byStream.link_clicks?.payload as Json).link).toBe(LONG_LINK);
     expect(byStream.link_clicks?.record_key).toBe(`schedule_id=${victims.click.schedule_id}|clicked_on=${victims.click.clicked_on}`);
   });
+
+  it("rewrite no row when read again unchanged, and keep the records set aside", async () => {
+    const db = fixture.warehouse.db;
+    const startedAt = new Date();
+    const second = await runFullSync(fixture.context({ client: deviating }));
+    expect(second.failures).toEqual([]);
+    expect(second.outcome).toBe("partial");
+    for (const table of ["domains", "campaigns", "leads", "schedules", "replies", "link_clicks", "email_opens"]) {
+      const touched = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where _synced_at >= ${startedAt}`.execute(db);
+      expect({ table, touched: touched.rows[0]?.n }).toEqual({ table, touched: 0 });
+    }
+    // Still three, none resolved (whether each was read again depends on its stream's rhythm, not on its values).
+    const rejected = await db.selectFrom("rejected_records").select(["stream", "resolved_at"]).orderBy("stream").execute();
+    expect(rejected).toEqual([
+      { stream: "email_opens", resolved_at: null },
+      { stream: "leads", resolved_at: null },
+      { stream: "link_clicks", resolved_at: null },
+    ]);
+  });
 });
