@@ -150,7 +150,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     await inTransaction(ctx.db, async (trx) => {
       const completedAt = new Date();
       if (proven) {
-        await coverage.markMissing(trx, scope, completedAt);
+        await coverage.markMissing(trx, scope, completedAt, walkStartedAt);
         await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
       }
       const appendAtEnd = stream.checkpoint === "append";

@@ -84,8 +84,11 @@ export class WalkCoverage<R> {
     return this.#seen.size + unplaced;
   }
 
-  /** Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records. */
-  async markMissing(db: Executor, scope: StreamScope, at: Date): Promise<void> {
+  /**
+   * Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records.
+   * With `readStartedAt`, a row another read observed since then is not this read's to judge (markDeleted).
+   */
+  async markMissing(db: Executor, scope: StreamScope, at: Date, readStartedAt?: Date): Promise<void> {
     const deleted = new Map<SyncedTableName, number>();
     for (const [index, rule] of this.#rules.entries()) {
       if (this.#blocked[index]) continue;
@@ -93,7 +96,7 @@ export class WalkCoverage<R> {
       const parents = this.#protectedParents[index] as Set<string | number>;
       const protectedRows = rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined;
       // Rules are data typed per stream; the warehouse checks table, scope and key columns at run time.
-      const marked = await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows);
+      const marked = await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows, readStartedAt);
       deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
     for (const cascade of this.#stream.cascade ?? []) {

@@ -12,8 +12,11 @@ export interface ProtectedRows {
 /**
  * Soft-deletes the live rows of `table` inside `scope` (column = value, e.g.
  * `{ campaign_uid }`) whose natural key is not among `keepKeys`, except the
- * protected ones. Rows are never removed; an upsert of the same key later
- * clears `_deleted_at`.
+ * protected ones, and, with `observedBefore`, except the rows of a table that
+ * orders its observations (`_observed_at`) that were observed at or after it:
+ * another read (a lead's refresh beside its campaign's walk) saw them later
+ * than the read that did not. Rows are never removed; an upsert of the same
+ * key later clears `_deleted_at`.
  */
 export async function markDeleted<T extends SyncedTableName>(
   db: Executor,
@@ -22,6 +25,7 @@ export async function markDeleted<T extends SyncedTableName>(
   keepKeys: readonly NaturalKey<T>[],
   deletedAt: Date,
   protectedRows?: ProtectedRows,
+  observedBefore?: Date,
 ): Promise<number> {
   const key: readonly string[] = NATURAL_KEYS[table];
   const types = await columnTypes(db, table);
@@ -33,6 +37,7 @@ export async function markDeleted<T extends SyncedTableName>(
     const type = typeOf(types, table, protectedRows.column);
     within.push(sql`AND t.${sql.id(protectedRows.column)} <> ALL (CAST(${arrayLiteral(protectedRows.values, false)} AS ${sql.raw(type)}[]))`);
   }
+  if (observedBefore !== undefined && types.has("_observed_at")) within.push(sql`AND t._observed_at < CAST(${observedBefore} AS timestamptz)`);
   const literals = columnLiterals(keepKeys, key, types);
   // NOT IN over a subquery runs as a hashed subplan, linear in rows + keys; NOT EXISTS over unnest()
   // was planned as a nested loop (the planner guesses 100 rows for a function), quadratic per campaign.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
+import { holdRequests } from "../support/scripted-upstream.ts";
 import { runCampaignSync } from "../../src/sync/runs.ts";
 import { campaignLag } from "../../src/sync/status.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
@@ -31,5 +32,36 @@ describe("a walk that never proves it saw every record", () => {
     expect((await loadCheckpoint(h.warehouse.db, key)).lastCompleteScanAt).toEqual(proven);
     const lag = (await campaignLag(h.warehouse.db, "acme", new Date(Date.now() + 3_600_000))).get(CAMPAIGN);
     expect(lag?.lagSeconds).toBeGreaterThanOrEqual(3_600);
+  });
+});
+
+describe("the leads walk beside the events rhythm's refresh", () => {
+  it("does not soft-delete a schedule that a refresh, read after the walk began, wrote while the walk was under way", async () => {
+    const h = await scripted({ status: "running", leads: 150 });
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const leads = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+    // The walk reads its first page (L1..L100), then waits for its second.
+    const held = holdRequests(h.upstream, "/api/v1/leads/");
+    const hook = h.upstream.hook;
+    h.upstream.hook = (request) => (Number(request.query.get("offset")) > 0 ? hook?.(request) : undefined);
+    const walking = runCampaignSync(h.context(), CAMPAIGN, "leads");
+    await held.reached;
+    // Meanwhile L1 is replied to and gets a second schedule: the events rhythm refreshes L1 and writes it.
+    const first = leads[0] as Lead;
+    const schedule = first.schedules[0] as Lead["schedules"][number];
+    const reply = { id: 77, body_plain_text: "Yes", body_html: "<p>Yes</p>", received_on: "2026-05-01T12:00:00.000Z", reply_classification: "positive" as const };
+    first.schedules = [{ ...schedule, reply_received: true, replies: [reply] }, { ...schedule, id: 5001 }];
+    h.upstream.state.replies.set(CAMPAIGN, [{ ...reply, schedule_id: schedule.id, mail_from: "l1@example.com", subject: "Re: Step 1" }]);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    held.release();
+    expect((await walking).outcome).toBe("succeeded");
+    // The walk's copy of L1 is older than the refresh's: it cannot say schedule 5001 is gone.
+    const row = await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 5001).executeTakeFirstOrThrow();
+    expect(row._deleted_at).toBeNull();
+    // A schedule that is gone is still soft-deleted by the next walk.
+    first.schedules = [first.schedules[0] as Lead["schedules"][number]];
+    h.upstream.hook = undefined;
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    expect((await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 5001).executeTakeFirstOrThrow())._deleted_at).toBeInstanceOf(Date);
   });
 });
