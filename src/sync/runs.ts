@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
-import { campaignLockName, runLockName } from "../warehouse/run-locks.ts";
+import { campaignLockName, discoveryLockName, runLockName, type RunLock } from "../warehouse/run-locks.ts";
 import { syncCampaign, type Rhythm } from "./campaign-sync.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, SyncAbortedError, type StreamResult } from "./engine.ts";
+import { throwIfAborted } from "./stream-run.ts";
 import { RunLedger, type RunSummary } from "./run-ledger.ts";
 import { ACCOUNT_STREAMS } from "./streams/index.ts";
 
@@ -85,9 +87,38 @@ async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhyth
   return { ctx: { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal }, release: () => lock.release() };
 }
 
+/** How long a discovery waits between tries of the lock another process's discovery holds: at most this long after it ends. */
+const DISCOVERY_LOCK_RETRY_MS = 250;
+
+/**
+ * Waits for the account's discovery lock. The account's listings carry no
+ * observation time (campaigns do, and are ordered by it), so of two
+ * discoveries side by side (a worker's and `sync --once`) the one that wrote
+ * last would win even with the older answer, and the history would record a
+ * change that never happened. One after the other, the later reads later.
+ */
+async function holdDiscovery(ctx: SyncContext): Promise<RunLock | undefined> {
+  if (!ctx.locks) return undefined;
+  for (;;) {
+    const lock = await ctx.locks.acquire([discoveryLockName(ctx.account)]);
+    if (lock !== null) return lock;
+    try {
+      await sleep(DISCOVERY_LOCK_RETRY_MS, undefined, ctx.signal ? { signal: ctx.signal } : {});
+    } catch {
+      throwIfAborted(ctx.signal);
+    }
+  }
+}
+
 async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRef[]> {
-  for (const stream of ACCOUNT_STREAMS) {
-    ledger.add(await runStream(ctx, stream, { account: ctx.account, campaignUid: null }, { runId: ledger.runId }));
+  const lock = await holdDiscovery(ctx);
+  try {
+    const run = lock ? { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal } : ctx;
+    for (const stream of ACCOUNT_STREAMS) {
+      ledger.add(await runStream(run, stream, { account: ctx.account, campaignUid: null }, { runId: ledger.runId }));
+    }
+  } finally {
+    await lock?.release();
   }
   return ctx.db
     .selectFrom("campaigns")

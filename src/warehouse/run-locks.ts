@@ -40,6 +40,11 @@ export function campaignLockName(account: string, campaignUid: string, rhythm: "
   return `coldsync:${account}:campaign:${campaignUid}:${rhythm}`;
 }
 
+/** One per account: its discovery's listings (workspaces, domains, contact lists) carry no observation time to order two discoveries' writes by. */
+export function discoveryLockName(account: string): string {
+  return `coldsync:${account}:discovery`;
+}
+
 export class AdvisoryLocks implements RunLocks {
   readonly #connectionString: string;
   readonly #schema: string;
