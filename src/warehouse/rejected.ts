@@ -26,8 +26,17 @@ export interface RejectedRecordInput {
  * Otherwise the payload's hash is part of it (taken over jsonb's normal text
  * form, so a replayed page, keys in another order, bumps times_seen instead
  * of adding a row): two opens of one schedule that both lost opened_on are
- * two rows. Meeting one again un-resolves it.
+ * two rows. An identity too long for its index is kept as its hash. Meeting
+ * one again un-resolves it.
  */
+/**
+ * An identity spelled longer than this is kept as its hash: the unique index
+ * on it refuses entries above 2704 bytes, and a record's keys are each
+ * allowed up to 2000 (INDEXABLE_KEY_BYTES), so campaign, parent and key
+ * together can exceed it.
+ */
+const IDENTITY_SPELLED_BYTES = 2000;
+
 export async function recordRejected(db: Executor, rows: readonly RejectedRecordInput[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   const records = rows.map((row) => ({ ...row, payload: row.payload === undefined ? null : row.payload }));
@@ -43,15 +52,23 @@ export async function recordRejected(db: Executor, rows: readonly RejectedRecord
     hashed AS (
       SELECT input.*, encode(sha256(convert_to(payload::text, 'UTF8')), 'hex') AS payload_sha256 FROM input
     ),
-    identified AS (
+    spelled AS (
       SELECT hashed.*,
              COALESCE(campaign_uid, '') || '/' || COALESCE(parent_key, '') || '/' ||
                CASE
                  WHEN record_key IS NULL THEN 'sha:' || payload_sha256
                  WHEN key_identifies THEN 'key:' || record_key
                  ELSE 'key:' || record_key || '|sha:' || payload_sha256
-               END AS identity
+               END AS spelled_identity
         FROM hashed
+    ),
+    identified AS (
+      SELECT spelled.*,
+             CASE WHEN octet_length(spelled_identity) > ${IDENTITY_SPELLED_BYTES}
+                  THEN 'sha:' || encode(sha256(convert_to(spelled_identity, 'UTF8')), 'hex')
+                  ELSE spelled_identity
+             END AS identity
+        FROM spelled
     ),
     grouped AS (
       SELECT DISTINCT ON (account, stream, identity)

@@ -384,5 +384,20 @@ describe.each(backends)("upsert on $name", (backend) => {
         { stream: "replies", payload: { id: 9, schedule_id: null, text: "edited" }, times_seen: 2 },
       ]);
     });
+
+    it("keep records whose campaign, parent and key are together longer than an index entry, each once", async () => {
+      const { db } = warehouse();
+      const long = (letter: string) => letter.repeat(1_900);
+      const click = (parent: string) =>
+        rejected({ link: long("l") }, { stream: "link_clicks", campaign_uid: long("c"), parent_key: parent, record_key: `link=${long("l")}`, key_identifies: true });
+      await recordRejected(db, [click(long("p")), click(long("q"))], T1);
+      await recordRejected(db, [click(long("p"))], T2);
+      const rows = await db.selectFrom("rejected_records").select(["parent_key", "times_seen", "identity"]).orderBy("id").execute();
+      expect(rows.map((row) => [row.parent_key, row.times_seen])).toEqual([
+        [long("p"), 2],
+        [long("q"), 1],
+      ]);
+      expect(rows.every((row) => row.identity.startsWith("sha:") && row.identity.length < 100)).toBe(true);
+    });
   });
 });
