@@ -7,7 +7,10 @@ import { PATHS } from "../../src/upstream/endpoints.ts";
  * before and after a window. Endpoints are grouped by the rhythm that sends
  * them: the events rhythm (replies, click and open tails, leads refreshed one
  * by one), the leads rhythm (detail, leads walk, sequences) and discovery
- * (workspaces, domains, contact lists, the campaign listing).
+ * (workspaces, domains, contact lists, the campaign listing). A leads walk
+ * also sends #12, to confirm a lead it did not see is gone (one per such lead,
+ * 20 at most a walk): the endpoint cannot tell those from refreshes, so they
+ * count as events; a window where no lead is deleted has none.
  */
 
 export type RequestGroup = "events" | "leads" | "discovery";

@@ -110,9 +110,13 @@ async function finalScanDone(ctx: SyncContext, campaignUid: string, status: stri
   return isFinalLeadsWalk(await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }));
 }
 
-/** Whether a leads checkpoint records the walk made once its campaign was terminal, complete and not restarted. */
+/**
+ * Whether a leads checkpoint records the walk made once its campaign was terminal, complete and not restarted,
+ * that left no lead it did not see undecided (one whose lookup failed is deleted, or not, only by another walk).
+ */
 export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
-  return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null;
+  const undecided = (checkpoint.state.unconfirmedMissing ?? 0) > 0;
+  return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null && !undecided;
 }
 
 async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId: number): Promise<void> {

@@ -22,6 +22,8 @@ export interface CheckpointState {
   missing?: string[];
   /** The complete scan before the last one (ISO): with `last_complete_scan_at`, the cadence a rhythm achieved. */
   previousCompleteScanAt?: string;
+  /** Rows the last proven walk did not see that were neither confirmed gone nor found (confirm-missing.ts): they stay live meanwhile. */
+  unconfirmedMissing?: number;
   /** When a walk from the start last proved it saw every record (ISO): how long an append stream may go on continuing at its end. */
   provenAt?: string;
   /** Leads a refresh found stale but could not take in its cycle (over the limit): the next cycle takes them first. */

@@ -1,6 +1,9 @@
+import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import type { Page } from "../upstream/client.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
+import type { Database } from "../warehouse/database.ts";
+import { confirmMissing, NOTHING_TO_CONFIRM, UnconfirmedMissingError } from "./confirm-missing.ts";
 import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
@@ -147,7 +150,10 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     }
     // What a walk proves: everything it did not see is gone upstream, and the scan counts for the campaign's status.
     const proven = fromStart && complete;
-    await inTransaction(ctx.db, async (trx) => {
+    // Lookups happen before the completion's transaction, which must not hold its locks over requests.
+    const confirmation = proven ? await confirmMissing(ctx, stream, coverage, scope, walkStartedAt) : NOTHING_TO_CONFIRM;
+    result.fetched += confirmation.lookups;
+    const completion = async (trx: Transaction<Database>) => {
       const completedAt = new Date();
       if (proven) {
         await coverage.markMissing(trx, scope, completedAt, walkStartedAt);
@@ -166,16 +172,26 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
           lastCompleteScanAt: complete ? completedAt : checkpoint.lastCompleteScanAt,
           state: {
             ...checkpoint.state,
-            ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString() } : {}),
+            ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString(), unconfirmedMissing: confirmation.undecided || undefined } : {}),
             tail: appendAtEnd ? lastTail : [],
             ...(complete ? previousScan(checkpoint) : {}),
           },
         },
         options.runId,
       );
-    });
+    };
+    const present = confirmation.present;
+    if (present.length === 0) await inTransaction(ctx.db, completion);
+    else {
+      // Records found by their lookups land with the checkpoint, as a page does; the earliest lookup stands for
+      // when they were observed, so a copy read since by another read is not overwritten.
+      const observedAt = new Date(Math.min(...present.map((lookup) => lookup.observedAt.getTime())));
+      const records = present.map((lookup) => lookup.record);
+      addCounts(result, await writePage(ctx, { stream, scope, records, rejected: [], runId: options.runId, observedAt }, completion));
+    }
     result.proven = proven;
     if (!complete) throw new IncompleteWalkError(stream.name, held - walkResult.vanished, total, pass);
+    if (confirmation.failures.length > 0) throw new UnconfirmedMissingError(stream.name, confirmation);
     return;
   }
 }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import { rejectedIdentity } from "../upstream/parsing.ts";
 import type { Database } from "../warehouse/database.ts";
-import { markDeleted } from "../warehouse/upsert.ts";
+import { findMissing, markDeleted, markDeletedKeys, type MissingRows } from "../warehouse/mark-deleted.ts";
 import { arrayLiteral } from "../warehouse/array-literal.ts";
 import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
@@ -33,6 +33,8 @@ export class WalkCoverage<R> {
   readonly #seen = new Set<string>();
   /** Per identity of a record that could not be placed: the most copies of it one page held (identical records, such as two opens of one schedule that both lost opened_on, differ in nothing else). */
   readonly #unplaced = new Map<string, number>();
+  /** Per table whose missing rows the stream confirms: the keys confirmed gone (settle). */
+  readonly #gone = new Map<SyncedTableName, Record<string, unknown>[]>();
 
   constructor(stream: StreamDefinition<R>) {
     this.#stream = stream;
@@ -75,6 +77,7 @@ export class WalkCoverage<R> {
     this.#blocked.fill(false);
     this.#seen.clear();
     this.#unplaced.clear();
+    this.#gone.clear();
   }
 
   /** Distinct records met, placed or not. */
@@ -87,16 +90,16 @@ export class WalkCoverage<R> {
   /**
    * Soft-deletes, within the scope, every row the read did not vouch for, and what hangs from the deleted records.
    * With `readStartedAt`, a row another read observed since then is not this read's to judge (markDeleted).
+   * A rule whose rows the stream confirms (confirmMissing) deletes only the rows settle() confirmed gone.
    */
   async markMissing(db: Executor, scope: StreamScope, at: Date, readStartedAt?: Date): Promise<void> {
     const deleted = new Map<SyncedTableName, number>();
     for (const [index, rule] of this.#rules.entries()) {
       if (this.#blocked[index]) continue;
-      const keys = [...(this.#keys[index] as Map<string, Record<string, unknown>>).values()];
-      const parents = this.#protectedParents[index] as Set<string | number>;
-      const protectedRows = rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined;
       // Rules are data typed per stream; the warehouse checks table, scope and key columns at run time.
-      const marked = await markDeleted(db, rule.table, rule.within(scope) as never, keys as never[], at, protectedRows, readStartedAt);
+      const marked = this.#confirms(rule)
+        ? await markDeletedKeys(db, rule.table, rule.within(scope) as never, (this.#gone.get(rule.table) ?? []) as never[], at)
+        : await this.#markUnseen(db, index, scope, at, readStartedAt);
       deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
     for (const cascade of this.#stream.cascade ?? []) {
@@ -106,6 +109,47 @@ export class WalkCoverage<R> {
       // live by that listing's word.
       if (parents && (deleted.get(cascade.from) ?? 0) > 0) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
     }
+  }
+
+  /** The keys of the rows of `table` that markMissing would soft-delete were they not confirmed: none when its rule is blocked. */
+  async missing(db: Executor, scope: StreamScope, table: SyncedTableName, readStartedAt: Date): Promise<Record<string, unknown>[]> {
+    const index = this.#rules.findIndex((rule) => rule.table === table);
+    const rule = this.#rules[index];
+    if (rule === undefined || this.#blocked[index]) return [];
+    return findMissing(db, rule.table, { scope: rule.within(scope) as never, ...this.#unseen(index, readStartedAt) });
+  }
+
+  /**
+   * What the lookups of the rows of `table` the read did not see found: `gone` are soft-deleted by markMissing,
+   * any other stays live, and `kept` (rows neither confirmed gone nor written since) keep the rows of other
+   * rules that hang from them live too, as the children of a record whose list of them could not be read.
+   */
+  settle(table: SyncedTableName, gone: readonly Record<string, unknown>[], kept: readonly (string | number)[]): void {
+    this.#gone.set(table, [...gone]);
+    this.#rules.forEach((rule, index) => {
+      if (rule.parent && rule.table !== table) for (const key of kept) (this.#protectedParents[index] as Set<string | number>).add(key);
+    });
+  }
+
+  #confirms(rule: SoftDeleteRule<R>): boolean {
+    return this.#stream.kind === "paged" && this.#stream.confirmMissing?.table === rule.table;
+  }
+
+  async #markUnseen(db: Executor, index: number, scope: StreamScope, at: Date, readStartedAt: Date | undefined): Promise<number> {
+    const rule = this.#rules[index] as SoftDeleteRule<R>;
+    const { keepKeys, protectedRows, observedBefore } = this.#unseen(index, readStartedAt);
+    return markDeleted(db, rule.table, rule.within(scope) as never, keepKeys, at, protectedRows, observedBefore);
+  }
+
+  /** For rule `index`: the keys the read vouched for, and the rows it may not judge. */
+  #unseen(index: number, readStartedAt: Date | undefined): Omit<MissingRows<never>, "scope"> {
+    const rule = this.#rules[index] as SoftDeleteRule<R>;
+    const parents = this.#protectedParents[index] as Set<string | number>;
+    return {
+      keepKeys: [...(this.#keys[index] as Map<string, Record<string, unknown>>).values()] as never[],
+      protectedRows: rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined,
+      observedBefore: readStartedAt,
+    };
   }
 
   /**

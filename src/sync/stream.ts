@@ -99,11 +99,25 @@ interface StreamBase<R> {
   completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };
 }
 
+/**
+ * How the rows of one soft-delete rule that a proven walk did not see are confirmed gone before they are
+ * soft-deleted: each is asked for by its key (a listing in no guaranteed order can move a record behind the
+ * cursor while another goes, and no count tells that walk apart from a whole one). Run by confirm-missing.ts.
+ */
+export interface MissingConfirmation<R> {
+  /** The rule's table; its natural key is one column, the key `fetch` asks for. Rows of other rules whose `parent` is a kept row stay with it. */
+  table: SyncedTableName;
+  /** One record by its key: a 404 (UpstreamError) confirms the row gone, an answer shows it present. */
+  fetch(client: UpstreamClient, key: string | number, signal?: AbortSignal): Promise<Lookup<R>>;
+}
+
 export interface PagedStream<R> extends StreamBase<R> {
   kind: "paged";
   /** The listing (endpoint and record type, src/upstream/paging.ts). */
   resource: PagedResource;
   checkpoint: CheckpointRule;
+  /** Without it, a proven walk soft-deletes every row it did not see at once. */
+  confirmMissing?: MissingConfirmation<R>;
 }
 
 /** A listing that arrives whole in one response (workspaces, replies). */

@@ -9,6 +9,17 @@ export interface ProtectedRows {
   values: readonly (string | number)[];
 }
 
+/** Which rows of `table` a read judges, and which of them it did not see. */
+export interface MissingRows<T extends SyncedTableName> {
+  /** Column values bounding the read, e.g. `{ campaign_uid }`. */
+  scope: Partial<RowInput<T>>;
+  /** Natural keys of the rows the read saw. */
+  keepKeys: readonly NaturalKey<T>[];
+  protectedRows?: ProtectedRows;
+  /** Rows of a table that orders its observations (`_observed_at`) observed at or after this were seen by another, later read. */
+  observedBefore?: Date;
+}
+
 /**
  * Soft-deletes the live rows of `table` inside `scope` (column = value, e.g.
  * `{ campaign_uid }`) whose natural key is not among `keepKeys`, except the
@@ -27,12 +38,64 @@ export async function markDeleted<T extends SyncedTableName>(
   protectedRows?: ProtectedRows,
   observedBefore?: Date,
 ): Promise<number> {
+  const missing = await missingCondition(db, table, { scope, keepKeys, protectedRows, observedBefore });
+  const { rows } = await sql<{ marked: number }>`
+    WITH marked AS (
+      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz) WHERE ${missing} RETURNING 1
+    )
+    SELECT count(*) AS marked FROM marked`.execute(db);
+  return rows[0]?.marked ?? 0;
+}
+
+/** The natural keys of the rows markDeleted() would soft-delete: what a read that confirms its deletions asks about first. */
+export async function findMissing<T extends SyncedTableName>(db: Executor, table: T, rows: MissingRows<T>): Promise<NaturalKey<T>[]> {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const missing = await missingCondition(db, table, rows);
+  const found = await sql<NaturalKey<T>>`
+    SELECT ${sql.join(key.map((column) => sql`t.${sql.id(column)}`))} FROM ${sql.id(table)} AS t WHERE ${missing}
+     ORDER BY ${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}`.execute(db);
+  return found.rows;
+}
+
+/** Soft-deletes the live rows of `table` inside `scope` whose natural key is one of `keys` (nearly always none: then no query). */
+export async function markDeletedKeys<T extends SyncedTableName>(
+  db: Executor,
+  table: T,
+  scope: Partial<RowInput<T>>,
+  keys: readonly NaturalKey<T>[],
+  deletedAt: Date,
+): Promise<number> {
+  if (keys.length === 0) return 0;
   const key: readonly string[] = NATURAL_KEYS[table];
   const types = await columnTypes(db, table);
-  const within = Object.entries(scope).map(([column, value]) => {
-    if (value === null || value === undefined) throw new Error(`markDeleted on ${table}: scope column ${column} needs a value`);
+  const literals = columnLiterals(keys, key, types);
+  const { rows } = await sql<{ marked: number }>`
+    WITH marked AS (
+      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
+       WHERE t._deleted_at IS NULL
+         ${sql.join(scopeConditions(table, scope), sql` `)}
+         AND (${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}) IN (
+           SELECT ${sql.join(key.map((column) => sql`k.${sql.id(column)}`))}
+             FROM unnest(${typedArrays(table, key, types, literals)}) AS k(${sql.join(key.map((column) => sql.id(column)))})
+         )
+      RETURNING 1
+    )
+    SELECT count(*) AS marked FROM marked`.execute(db);
+  return rows[0]?.marked ?? 0;
+}
+
+function scopeConditions<T extends SyncedTableName>(table: T, scope: Partial<RowInput<T>>) {
+  return Object.entries(scope).map(([column, value]) => {
+    if (value === null || value === undefined) throw new Error(`soft-delete on ${table}: scope column ${column} needs a value`);
     return sql`AND t.${sql.id(column)} = ${value}`;
   });
+}
+
+/** The live rows of `table` (aliased `t`) in the scope that the read did not see and may judge. */
+async function missingCondition<T extends SyncedTableName>(db: Executor, table: T, { scope, keepKeys, protectedRows, observedBefore }: MissingRows<T>) {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const types = await columnTypes(db, table);
+  const within = scopeConditions(table, scope);
   if (protectedRows !== undefined && protectedRows.values.length > 0) {
     const type = typeOf(types, table, protectedRows.column);
     within.push(sql`AND t.${sql.id(protectedRows.column)} <> ALL (CAST(${arrayLiteral(protectedRows.values, false)} AS ${sql.raw(type)}[]))`);
@@ -42,17 +105,10 @@ export async function markDeleted<T extends SyncedTableName>(
   // NOT IN over a subquery runs as a hashed subplan, linear in rows + keys; NOT EXISTS over unnest()
   // was planned as a nested loop (the planner guesses 100 rows for a function), quadratic per campaign.
   // Natural keys are never null, so NOT IN's null semantics cannot bite.
-  const { rows } = await sql<{ marked: number }>`
-    WITH marked AS (
-      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
-       WHERE t._deleted_at IS NULL
+  return sql`t._deleted_at IS NULL
          ${sql.join(within, sql` `)}
          AND (${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}) NOT IN (
            SELECT ${sql.join(key.map((column) => sql`k.${sql.id(column)}`))}
              FROM unnest(${typedArrays(table, key, types, literals)}) AS k(${sql.join(key.map((column) => sql.id(column)))})
-         )
-      RETURNING 1
-    )
-    SELECT count(*) AS marked FROM marked`.execute(db);
-  return rows[0]?.marked ?? 0;
+         )`;
 }

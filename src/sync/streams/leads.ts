@@ -1,4 +1,4 @@
-import type { ReadRecord, RecordOf } from "../../upstream/client.ts";
+import type { ReadRecord, RecordOf, UpstreamClient } from "../../upstream/client.ts";
 import { isUsableKey, unplaceableKey } from "../../upstream/parsing.ts";
 import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
 import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
@@ -228,6 +228,9 @@ export function recordsBelowLead(payload: unknown): number {
   return (lead?.contact ? 1 : 0) + schedules.reduce((sum, item) => sum + 1 + nested(item?.replies) + nested(item?.link_click_events), 0);
 }
 
+/** One lead by its uid (#12). A uid names one lead of one campaign (the warehouse keys leads by uid alone), and its answer does not say which: found means still in the campaign the row holds. */
+const fetchLead = (client: UpstreamClient, uid: string | number, signal?: AbortSignal) => client.getLead(String(uid), signal);
+
 export const leads: PagedStream<Lead> = {
   name: "leads",
   kind: "paged",
@@ -241,6 +244,8 @@ export const leads: PagedStream<Lead> = {
   childrenOf: recordsBelowLead,
   copiesInto: ["replies", "link_clicks"],
   completeness: { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
+  // A lead moved behind the cursor while another went looks like a whole walk: each lead it did not see is asked for.
+  confirmMissing: { table: "leads", fetch: fetchLead },
 };
 
 /**
@@ -257,7 +262,7 @@ export function leadsByUid(uids: readonly string[]): LookupStream<Lead> {
     kind: "lookup",
     scope: "campaign",
     ids: async () => uids,
-    fetch: (client, uid, signal) => client.getLead(String(uid), signal),
+    fetch: fetchLead,
     missing: { table: "leads", column: "uid" },
     cascade: [LEAD_CHILDREN, SCHEDULE_CHILDREN],
     key: (record) => record.uid,

@@ -1,0 +1,115 @@
+import { InvalidRecordError, UpstreamError, type Lookup } from "../upstream/client.ts";
+import { NATURAL_KEYS } from "../warehouse/tables.ts";
+import type { SyncContext } from "./context.ts";
+import type { WalkCoverage } from "./soft-delete.ts";
+import type { PagedStream, StreamScope } from "./stream.ts";
+import { throwIfAborted } from "./stream-run.ts";
+
+/**
+ * Confirms, one lookup each, the rows a proven walk did not see before they
+ * are soft-deleted (a stream's `confirmMissing`). The listing's order is not
+ * guaranteed: a record that moves behind the cursor while one already read
+ * goes leaves the total and every later position unchanged, so the walk
+ * proves itself whole and would delete the one that moved. Nothing a walk by
+ * offset sees tells that apart from a real deletion; a lookup does.
+ *
+ * Nearly always the walk saw every row: one query finds none and nothing is
+ * asked. Otherwise, of the candidates at most CONFIRMATIONS_PER_WALK are
+ * looked up (a random sample):
+ * - a 404 confirms the row gone; an answer shows it present, and it is
+ *   written with the walk's completion (its children then count as seen);
+ * - when there were more candidates than were asked and every lookup was a
+ *   404, the rest are taken as one bulk deletion and deleted with them; when
+ *   any was present, the walk missed live records and is not trusted for the
+ *   rest: only the confirmed ones go, the rest wait for a later walk;
+ * - a lookup that fails (network, 5xx after retries) leaves its row, and the
+ *   rest, live: the run reports UnconfirmedMissingError once the walk's pages
+ *   and checkpoint are saved.
+ * A row left live (undecided) keeps its children live too (WalkCoverage.settle).
+ */
+
+/**
+ * Lookups per walk at most: each is one request, and a walk must stay bounded by its pages plus a little. Real
+ * deletions come one at a time (one lookup each); a bulk one (a list taken off a campaign) is judged by a sample
+ * of this size, so it costs no more than this.
+ */
+export const CONFIRMATIONS_PER_WALK = 20;
+
+export interface Confirmation<R> {
+  /** Requests made. */
+  lookups: number;
+  /** Records the walk did not see that their lookups found: written with the walk's completion. */
+  present: Lookup<R>[];
+  gone: number;
+  /** Rows neither confirmed gone nor found: left live for a later walk. */
+  undecided: number;
+  /** Lookups that failed: their rows are among the undecided. */
+  failures: Error[];
+}
+
+export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], gone: 0, undecided: 0, failures: [] };
+
+/** Some rows a walk did not see could not be looked up: they stay live until a later walk confirms them. */
+export class UnconfirmedMissingError extends Error {
+  constructor(stream: string, confirmation: Confirmation<unknown>) {
+    const [first] = confirmation.failures;
+    super(
+      `${confirmation.failures.length} lookup(s) of ${stream} records the walk did not see failed (${first?.message ?? "unknown error"}); ` +
+        `${confirmation.undecided} record(s) stay live until a later walk confirms them`,
+    );
+    this.name = "UnconfirmedMissingError";
+  }
+}
+
+export async function confirmMissing<R>(ctx: SyncContext, stream: PagedStream<R>, coverage: WalkCoverage<R>, scope: StreamScope, readStartedAt: Date): Promise<Confirmation<R>> {
+  const rule = stream.confirmMissing;
+  if (rule === undefined) return NOTHING_TO_CONFIRM;
+  const column = NATURAL_KEYS[rule.table][0] as string;
+  const candidates = (await coverage.missing(ctx.db, scope, rule.table, readStartedAt)).map((row) => row[column] as string | number);
+  if (candidates.length === 0) return NOTHING_TO_CONFIRM;
+  const asked = sample(candidates, CONFIRMATIONS_PER_WALK);
+  const present: Lookup<R>[] = [];
+  const gone: (string | number)[] = [];
+  const kept: (string | number)[] = [];
+  const failures: Error[] = [];
+  for (const key of asked) {
+    throwIfAborted(ctx.signal);
+    try {
+      present.push(await rule.fetch(ctx.client, key, ctx.signal));
+    } catch (error) {
+      if (ctx.signal?.aborted) throw error;
+      // An answer that cannot be placed still shows the record exists; the walks that meet it set it aside.
+      if (error instanceof InvalidRecordError) kept.push(key);
+      else if (error instanceof UpstreamError && error.status === 404) gone.push(key);
+      else {
+        failures.push(error instanceof Error ? error : new Error(String(error)));
+        kept.push(key);
+      }
+    }
+  }
+  const askedKeys = new Set(asked);
+  const rest = candidates.filter((key) => !askedKeys.has(key));
+  if (gone.length === asked.length) gone.push(...rest);
+  else kept.push(...rest);
+  coverage.add(present.map((lookup) => lookup.record));
+  coverage.settle(
+    rule.table,
+    gone.map((key) => ({ [column]: key })),
+    kept,
+  );
+  const counts = { candidates: candidates.length, asked: asked.length, gone: gone.length, present: present.length, undecided: kept.length };
+  if (kept.length > 0) ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see stay live until a later walk confirms them");
+  else ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see were looked up before their deletion");
+  return { lookups: asked.length, present, gone: gone.length, undecided: kept.length, failures };
+}
+
+/** `size` of `keys` at random: a record that answers its lookup but is never listed would otherwise take a place in every walk's sample. */
+function sample<T>(keys: readonly T[], size: number): T[] {
+  const pool = [...keys];
+  const count = Math.min(size, pool.length);
+  for (let index = 0; index < count; index += 1) {
+    const pick = index + Math.floor(Math.random() * (pool.length - index));
+    [pool[index], pool[pick]] = [pool[pick] as T, pool[index] as T];
+  }
+  return pool.slice(0, count);
+}
