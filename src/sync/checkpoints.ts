@@ -18,8 +18,13 @@ export interface CheckpointState {
   tail?: string[];
   /** The campaign status during the last proven walk of its leads (a terminal one means the final scan is done). */
   scannedStatus?: string;
-  /** Rows (`table:key`) the last read of an unpaged listing lacked: soft-deleted if the next read lacks them too. */
+  /**
+   * Rows (`table:key`) the last read of a listing without a total (an unpaged one, or a walk whose pages announced
+   * none usable) lacked: soft-deleted if the next such read lacks them too. A proven walk clears it.
+   */
   missing?: string[];
+  /** When the walk that left `missing` began (ISO): rejected records neither it nor the next one met are resolved. */
+  missingSince?: string;
   /** The complete scan before the last one (ISO): with `last_complete_scan_at`, the cadence a rhythm achieved. */
   previousCompleteScanAt?: string;
   /** Rows the last proven walk did not see that were neither confirmed gone nor found (confirm-missing.ts): they stay live meanwhile. */

@@ -1,6 +1,7 @@
 import { InvalidRecordError, UpstreamError, type Lookup } from "../upstream/client.ts";
 import { NATURAL_KEYS } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
+import { naturalKeyText } from "./natural-keys.ts";
 import type { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
 import { throwIfAborted } from "./stream-run.ts";
@@ -61,11 +62,23 @@ export class UnconfirmedMissingError extends Error {
   }
 }
 
-export async function confirmMissing<R>(ctx: SyncContext, stream: PagedStream<R>, coverage: WalkCoverage<R>, scope: StreamScope, readStartedAt: Date): Promise<Confirmation<R>> {
+/**
+ * `onlyIf`: for a walk that cannot prove it is whole (WalkCoverage.markMissingAgain), the rows (`table:key`) the
+ * previous such walk lacked too: only those are candidates; the others wait for the next walk.
+ */
+export async function confirmMissing<R>(
+  ctx: SyncContext,
+  stream: PagedStream<R>,
+  coverage: WalkCoverage<R>,
+  scope: StreamScope,
+  readStartedAt: Date,
+  onlyIf?: ReadonlySet<string>,
+): Promise<Confirmation<R>> {
   const rule = stream.confirmMissing;
   if (rule === undefined) return NOTHING_TO_CONFIRM;
   const column = NATURAL_KEYS[rule.table][0] as string;
-  const candidates = (await coverage.missing(ctx.db, scope, rule.table, readStartedAt)).map((row) => row[column] as string | number);
+  const missing = await coverage.missing(ctx.db, scope, rule.table, readStartedAt);
+  const candidates = missing.filter((row) => onlyIf?.has(`${rule.table}:${naturalKeyText(rule.table, row)}`) ?? true).map((row) => row[column] as string | number);
   if (candidates.length === 0) return NOTHING_TO_CONFIRM;
   const asked = sample(candidates, CONFIRMATIONS_PER_WALK);
   const present: Lookup<R>[] = [];

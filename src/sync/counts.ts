@@ -10,8 +10,8 @@ import type { PagedStream, StreamScope } from "./stream.ts";
  * are still met (not resolved). Every upstream record must be one or the other.
  */
 
-/** A paged listing's total as the upstream answers it now, for the price of one record. */
-export async function listingTotal(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<number> {
+/** A paged listing's total as the upstream answers it now, for the price of one record; null when it announces none usable. */
+export async function listingTotal(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<number | null> {
   const page = await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset: 0, limit: 1 }, ctx.signal);
   return page.total;
 }

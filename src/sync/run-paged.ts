@@ -1,17 +1,17 @@
 import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import type { Page } from "../upstream/client.ts";
-import { loadCheckpoint, previousScan, saveCheckpoint, type Checkpoint } from "./checkpoints.ts";
+import { loadCheckpoint, previousScan, saveCheckpoint, type Checkpoint, type CheckpointState } from "./checkpoints.ts";
 import type { Database } from "../warehouse/database.ts";
 import { confirmMissing, NOTHING_TO_CONFIRM, UnconfirmedMissingError } from "./confirm-missing.ts";
 import type { SyncContext } from "./context.ts";
-import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
 import { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
 import { ByteBudget } from "./byte-budget.ts";
 import { addCounts, checkpointKey, fingerprint, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
 import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts";
+import { judgeWalk, reportUnknownTotals } from "./walk-proof.ts";
 
 /**
  * A paginated listing: walked with a healing cursor, each page written with
@@ -28,6 +28,13 @@ import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts"
  * append stream walks from the start again once its last proof is older than
  * APPEND_PROOF_MS: a record that vanished before its cursor while another
  * arrived there leaves every count a continuation can check unchanged.
+ *
+ * A walk that met a page without a usable total has nothing to count its
+ * records against: it lands what it read and proves nothing. When it read the
+ * listing through from the start, it judges what it did not see the way a
+ * listing without a total does (run-list.ts): a row is soft-deleted once two
+ * such walks in a row did not see it (WalkCoverage.markMissingAgain; a lead
+ * only once its lookup confirms it gone too).
  */
 
 /** Without a budget of the process's (tests of one run), pages are bounded by the walk alone: the one written and the next. */
@@ -65,12 +72,15 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const walkStartedAt = new Date();
     const coverage = new WalkCoverage(stream);
     let restarts = 0;
+    // Pages received without a usable total: named on the run once the walk ends.
+    let withoutTotal = 0;
     const budget = (ctx.pageBudget ?? UNBOUNDED).share();
     const pages = walk({
       fetch: async (offset, signal) => {
         await budget.room(signal);
         const page = (await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal)) as Page<R>;
         budget.hold(page, page.bytes ?? 0);
+        if (page.total === null) withoutTotal += 1;
         return page;
       },
       discard: (page) => budget.release(page),
@@ -129,35 +139,38 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     }
     const walkResult = step.value;
     const fromStart = walkResult.fromStart;
-    // Records a walk from the start saw; for a continuation, what the warehouse holds.
-    const held = fromStart ? coverage.distinct : await tailHeld(ctx, stream, scope, walkResult.total);
-    // Real upstreams report a total a few off on one answer. Where the walk saw the listing hold still, asking the total
-    // once more costs one record, and walking again all of them.
-    const stillListing = walkResult.vanished === 0 && walkResult.arrived === 0;
-    const total = held !== walkResult.total && stillListing ? await listingTotal(ctx, stream as PagedStream<unknown>, scope) : walkResult.total;
-    // Records the walk saw vanish are still counted in `held`: without them it must still reach the total.
-    const complete = held - walkResult.vanished >= total;
-    // Fewer records than the total: some slipped in behind the cursor. More, or any seen to vanish: some held are gone,
-    // and an equal count may only mean one gone for each that slipped in.
-    const exact = held === total && walkResult.vanished === 0;
-    if (!exact && pass < MAX_PASSES) {
+    const judged = await judgeWalk(ctx, stream, scope, walkResult, coverage, pass >= MAX_PASSES, () => (withoutTotal += 1));
+    reportUnknownTotals(ctx, stream as PagedStream<unknown>, scope, withoutTotal, result);
+    if (judged === "again") {
       ctx.logger.info(
-        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total },
+        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
         "the listing moved while it was read; walking again from the start",
       );
       start = { offset: 0, tail: [] };
       continue;
     }
-    // What a walk proves: everything it did not see is gone upstream, and the scan counts for the campaign's status.
-    const proven = fromStart && complete;
+    const { total, complete, proven } = judged;
+    // Without a total, a walk from the start still read the listing through: what it did not see is gone once
+    // the next such walk does not see it either (markMissingAgain).
+    const twice = total === null && fromStart;
+    const previouslyMissing = checkpoint.state.missing ?? [];
     // Lookups happen before the completion's transaction, which must not hold its locks over requests.
-    const confirmation = proven ? await confirmMissing(ctx, stream, coverage, scope, walkStartedAt) : NOTHING_TO_CONFIRM;
+    const confirmation = proven || twice ? await confirmMissing(ctx, stream, coverage, scope, walkStartedAt, twice ? new Set(previouslyMissing) : undefined) : NOTHING_TO_CONFIRM;
     result.fetched += confirmation.lookups;
     const completion = async (trx: Transaction<Database>) => {
       const completedAt = new Date();
+      let judgedState: CheckpointState = {};
       if (proven) {
         await coverage.markMissing(trx, scope, completedAt, walkStartedAt);
         await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
+        // What the proof proves: a row it did not see is gone now, and an earlier walk's doubts are settled.
+        judgedState = { ...options.completedState, provenAt: completedAt.toISOString(), unconfirmedMissing: confirmation.undecided || undefined, missing: undefined, missingSince: undefined };
+      } else if (twice) {
+        const missing = await coverage.markMissingAgain(trx, scope, completedAt, walkStartedAt, previouslyMissing);
+        const since = checkpoint.state.missingSince;
+        // Rejected records neither the previous walk nor this one met.
+        if (since !== undefined) await coverage.resolveRejected(trx, scope, new Date(since), completedAt);
+        judgedState = { missing, missingSince: walkStartedAt.toISOString() };
       }
       const appendAtEnd = stream.checkpoint === "append";
       await saveCheckpoint(
@@ -170,12 +183,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
           scanStartedAt: null,
           // A walk that fell short is not a complete scan: the stream's lag keeps growing until one is.
           lastCompleteScanAt: complete ? completedAt : checkpoint.lastCompleteScanAt,
-          state: {
-            ...checkpoint.state,
-            ...(proven ? { ...options.completedState, provenAt: completedAt.toISOString(), unconfirmedMissing: confirmation.undecided || undefined } : {}),
-            tail: appendAtEnd ? lastTail : [],
-            ...(complete ? previousScan(checkpoint) : {}),
-          },
+          state: { ...checkpoint.state, ...judgedState, tail: appendAtEnd ? lastTail : [], ...(complete ? previousScan(checkpoint) : {}) },
         },
         options.runId,
       );
@@ -190,25 +198,8 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
       addCounts(result, await writePage(ctx, { stream, scope, records, rejected: [], runId: options.runId, observedAt }, completion));
     }
     result.proven = proven;
-    if (!complete) throw new IncompleteWalkError(stream.name, held - walkResult.vanished, total, pass);
+    if (judged.shortOf) throw new IncompleteWalkError(stream.name, judged.shortOf.seen, judged.shortOf.total, pass);
     if (confirmation.failures.length > 0) throw new UnconfirmedMissingError(stream.name, confirmation);
     return;
   }
-}
-
-/**
- * An append stream's continuation reads only the tail of its listing, so it
- * counts the warehouse instead: its live rows plus the stream's rejected
- * records, to match the upstream's total. Fewer means records arrived before
- * the cursor (a listing not in creation order); more means records the
- * warehouse holds are gone upstream. Either way the stream is walked again
- * from the start, which can tell which.
- */
-async function tailHeld(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<number> {
-  if (!stream.completeness) return total;
-  const [live, rejected] = await Promise.all([
-    liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
-    currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
-  ]);
-  return live + rejected;
 }

@@ -102,13 +102,36 @@ export class WalkCoverage<R> {
         : await this.#markUnseen(db, index, scope, at, readStartedAt);
       deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
-    for (const cascade of this.#stream.cascade ?? []) {
-      const parents = this.#rules.find((rule) => rule.table === cascade.from);
-      // Only what this read deleted (nearly always nothing, and then no query): children of parents deleted
-      // before were cascaded then, and one a listing brought back since (a reply of a deleted schedule) is
-      // live by that listing's word.
-      if (parents && (deleted.get(cascade.from) ?? 0) > 0) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+    await this.#cascade(db, scope, at, deleted);
+  }
+
+  /**
+   * For a walk that cannot prove it saw every record (its listing announced no usable total): the rows it did not
+   * see, judged as markMissing judges them, are soft-deleted only when `previouslyMissing` (the previous such
+   * walk's answer) lists them too, with what hangs from them; a rule whose rows the stream confirms deletes only
+   * the rows settle() confirmed gone (confirmMissing asked only about those the previous walk lacked too).
+   * Returns the rows (`table:key`) the next walk is to judge again: those left out and not deleted, and, for a
+   * rule this walk cannot judge, those the previous walk lacked.
+   */
+  async markMissingAgain(db: Executor, scope: StreamScope, at: Date, readStartedAt: Date, previouslyMissing: readonly string[]): Promise<string[]> {
+    const before = new Set(previouslyMissing);
+    const toJudge: string[] = [];
+    const deleted = new Map<SyncedTableName, number>();
+    for (const [index, rule] of this.#rules.entries()) {
+      const named = (key: Record<string, unknown>) => `${rule.table}:${naturalKeyText(rule.table, key)}`;
+      if (this.#blocked[index]) {
+        toJudge.push(...previouslyMissing.filter((text) => text.startsWith(`${rule.table}:`)));
+        continue;
+      }
+      const missing = await findMissing(db, rule.table, { scope: rule.within(scope) as never, ...this.#unseen(index, readStartedAt) });
+      const gone = new Set(this.#confirms(rule) ? (this.#gone.get(rule.table) ?? []).map(named) : missing.map(named).filter((text) => before.has(text)));
+      const goneKeys = missing.filter((key) => gone.has(named(key)));
+      toJudge.push(...missing.map(named).filter((text) => !gone.has(text)));
+      const marked = await markDeletedKeys(db, rule.table, rule.within(scope) as never, goneKeys as never[], at);
+      deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
+    await this.#cascade(db, scope, at, deleted);
+    return toJudge;
   }
 
   /** The keys of the rows of `table` that markMissing would soft-delete were they not confirmed: none when its rule is blocked. */
@@ -129,6 +152,17 @@ export class WalkCoverage<R> {
     this.#rules.forEach((rule, index) => {
       if (rule.parent && rule.table !== table) for (const key of kept) (this.#protectedParents[index] as Set<string | number>).add(key);
     });
+  }
+
+  /** Soft-deletes what hangs from the rows this read deleted (`deleted`: per table, how many). */
+  async #cascade(db: Executor, scope: StreamScope, at: Date, deleted: ReadonlyMap<SyncedTableName, number>): Promise<void> {
+    for (const cascade of this.#stream.cascade ?? []) {
+      const parents = this.#rules.find((rule) => rule.table === cascade.from);
+      // Only what this read deleted (nearly always nothing, and then no query): children of parents deleted
+      // before were cascaded then, and one a listing brought back since (a reply of a deleted schedule) is
+      // live by that listing's word.
+      if (parents && (deleted.get(cascade.from) ?? 0) > 0) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+    }
   }
 
   #confirms(rule: SoftDeleteRule<R>): boolean {

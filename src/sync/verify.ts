@@ -122,7 +122,8 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
       keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined));
     const campaignLines: VerifyLine[] = [];
     // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice.
-    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : await countedLine(run, stream, scope));
+    // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
+    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : ((await countedLine(run, stream, scope)) ?? (await keyed(stream))));
     if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid));
     if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
       for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
@@ -202,8 +203,8 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
   return keys;
 }
 
-/** The upstream's count of a campaign stream: a listing's total, or the length of the unpaged reply listing. */
-async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<number> {
+/** The upstream's count of a campaign stream: a listing's total (null when it announces none usable), or the length of the unpaged reply listing. */
+async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<number | null> {
   if (stream.kind === "list") {
     const listing = await unlessGone(scope, () => stream.fetch(ctx.client, scope, ctx.signal), undefined);
     return listing === undefined ? 0 : listing.records.length + listing.rejected.length;
@@ -215,7 +216,8 @@ function statusOf(upstream: number, held: number): CheckStatus {
   return held < upstream ? "missing" : held > upstream ? "extra" : "ok";
 }
 
-async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<VerifyLine> {
+/** A stream's count against the warehouse's; undefined when the upstream announces no count to compare with. */
+async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<VerifyLine | undefined> {
   const completeness = stream.completeness;
   if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
   const [upstream, warehouse, rejected] = await Promise.all([
@@ -223,6 +225,7 @@ async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | List
     liveRows(ctx.db, completeness.table, completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
+  if (upstream === null) return undefined;
   return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(upstream, warehouse + rejected), upstream, warehouse, rejected };
 }
 

@@ -33,6 +33,13 @@ import { rejectedIdentity } from "../upstream/parsing.ts";
  * empty page where the total promises more is asked once more before it is
  * believed.
  *
+ * A page without a usable total (Page.total null) is walked like any other,
+ * but nothing is read from its total: a short page does not end the walk
+ * (only an empty one does, and it promises nothing, so it is not asked
+ * again), and the vanished and arrived counts skip the pages whose total, or
+ * whose predecessor's, is unknown. The walk then says its total is unknown:
+ * it cannot prove it saw every record.
+ *
  * The next page is requested before the current one is handed out, so writing
  * one page overlaps fetching the next.
  */
@@ -56,8 +63,8 @@ export interface WalkPage<R> {
 }
 
 export interface WalkResult {
-  /** The total of the last page. */
-  total: number;
+  /** The total of the last page; null when a page the walk received since it last started announced none usable. */
+  total: number | null;
   /** True when the walk covered the listing from offset 0. */
   fromStart: boolean;
   restarts: number;
@@ -111,7 +118,9 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   let restarts = 0;
   let vanished = 0;
   let arrived = 0;
-  let lastTotal = Number.POSITIVE_INFINITY;
+  // Before any page, every total counts as a drop: a resumed walk's first page that lost its anchor lost a record.
+  let lastTotal: number | null = Number.POSITIVE_INFINITY;
+  let totalUnknown = false;
   let pageSize = options.pageSize;
 
   const planFrom = (reached: number): Request =>
@@ -129,6 +138,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     fromStart = true;
     vanished = 0;
     arrived = 0;
+    totalUnknown = false;
     pageSize = options.pageSize;
     return send({ offset: 0, anchor: "none", reached: 0, again: false });
   };
@@ -137,8 +147,10 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   for (;;) {
     const { request } = inFlight;
     const page = await inFlight.pending;
+    // Any page without one, kept or not, leaves a move the counts below could not see.
+    if (page.total === null) totalUnknown = true;
     const received = page.records.length + page.rejected.length;
-    if (received === 0 && request.reached < page.total && !request.again) {
+    if (received === 0 && page.total !== null && request.reached < page.total && !request.again) {
       // An empty page where the total promises more is more often a glitch than the end.
       options.discard?.(page);
       inFlight = send({ ...request, again: true });
@@ -149,12 +161,12 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     if (request.anchor !== "none") {
       const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
       if (anchorAt === -1) {
-        if (request.anchor === "near" && page.total < lastTotal) vanished += 1;
+        if (request.anchor === "near" && compare(page.total, lastTotal) < 0) vanished += 1;
         options.discard?.(page);
         inFlight = request.anchor === "near" ? send({ ...request, offset: Math.max(0, request.reached - overlap), anchor: "wide", again: false }) : restart();
         continue;
       }
-      if (request.anchor === "near" && anchorAt > 0 && page.total > lastTotal) arrived += 1;
+      if (request.anchor === "near" && anchorAt > 0 && compare(page.total, lastTotal) > 0) arrived += 1;
       fresh = page.records.slice(placedUpTo(page, anchorAt));
     }
     const nextOffset = request.offset + received;
@@ -166,8 +178,13 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
     yield { page, nextOffset, tail, fresh, restarts };
-    if (last) return { total: page.total, fromStart, restarts, vanished, arrived };
+    if (last) return { total: totalUnknown ? null : page.total, fromStart, restarts, vanished, arrived };
   }
+}
+
+/** How a page's total compares with its predecessor's: 0 (no move) when either is unknown. */
+function compare(total: number | null, previous: number | null): number {
+  return total === null || previous === null ? 0 : total - previous;
 }
 
 /**

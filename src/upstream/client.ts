@@ -7,7 +7,7 @@ import { isLastPage, PAGED_RESOURCES, servedPageSize, type Page, type PagedResou
 import { readRecord, readRecords, type Parsed, type ReadRecord } from "./parsing.ts";
 import type { RecordOf, RecordTypeName } from "./record-types.ts";
 import type { CreateSequenceBody, LifecycleBody, SequenceData, UpdateCampaignBody, UpdateData } from "./requests.ts";
-import { messageBody, pageEnvelope } from "./resources.ts";
+import { messageBody, pageData, pageEnvelope } from "./resources.ts";
 import type { Logger } from "../logger.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 
@@ -114,14 +114,18 @@ export class UpstreamClient {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
     const { records, observedAt, unstorable } = await this.#http.json(
       request,
-      (body, sentAt, _bytes, unstorable) => ({ records: Array.isArray(body) ? body : this.#envelope(request, body).data, observedAt: sentAt, unstorable }),
+      (body, sentAt, _bytes, unstorable) => ({ records: this.#listing(request, body).data, observedAt: sentAt, unstorable }),
       this.#view,
       signal,
     );
     return { ...this.#readAll("workspaces", records, unstorable), observedAt };
   }
 
-  /** One page of a paginated listing (#1, #11, #14, #15, #16, #17). */
+  /**
+   * One page of a paginated listing (#1, #11, #14, #15, #16, #17). An answer without a usable `total` (or a
+   * bare array instead of the envelope) is read with its total null: one deviating field must not cost the
+   * page's records. An answer that holds no array of records at all is a protocol error.
+   */
   async page<R extends PagedResource>(resource: R, query: PageQuery, signal?: AbortSignal): Promise<Page<RecordOf<R>>> {
     const { endpoint, scope } = PAGED_RESOURCES[resource];
     if (scope === "campaign" && query.campaignUid === undefined) throw new TypeError(`listing ${resource} needs a campaignUid`);
@@ -138,7 +142,7 @@ export class UpstreamClient {
     };
     const { envelope, observedAt, bytes, unstorable } = await this.#http.json(
       request,
-      (body, sentAt, size, mayHold) => ({ envelope: this.#envelope(request, body), observedAt: sentAt, bytes: size, unstorable: mayHold }),
+      (body, sentAt, size, mayHold) => ({ envelope: this.#listing(request, body), observedAt: sentAt, bytes: size, unstorable: mayHold }),
       this.#view,
       signal,
     );
@@ -148,8 +152,8 @@ export class UpstreamClient {
 
   /**
    * Every page of a listing, one at a time, from `startOffset`, until the
-   * listing ends (see isLastPage: an empty page, asked twice, or a short page
-   * at the total).
+   * listing ends (see isLastPage: an empty page, asked twice where the total
+   * promises more, or a short page at the total).
    * A plain walk: the sync's own walk (src/sync/walk.ts) also heals a cursor
    * that the listing moved under.
    */
@@ -160,7 +164,7 @@ export class UpstreamClient {
     for (;;) {
       let page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
       // An empty page where the total promises more is more often a glitch than the end: asked once more.
-      if (page.records.length + page.rejected.length === 0 && offset < page.total) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
+      if (page.records.length + page.rejected.length === 0 && page.total !== null && offset < page.total) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
       const received = page.records.length + page.rejected.length;
       if (received > 0) yield page;
       offset += received;
@@ -175,7 +179,7 @@ export class UpstreamClient {
     const { replies, observedAt, unstorable } = await this.#http.json(
       request,
       (body, sentAt, _bytes, mayHold) => ({
-        replies: Array.isArray(body) ? body : this.#envelope(request, body).data,
+        replies: this.#listing(request, body).data,
         observedAt: sentAt,
         unstorable: mayHold,
       }),
@@ -280,10 +284,14 @@ export class UpstreamClient {
     return parsed;
   }
 
-  #envelope(request: HttpRequest, body: unknown): { data: unknown[]; total: number } {
+  /** A listing's records and total, from the {data, total} envelope or a bare array; the total is null when none is usable. */
+  #listing(request: HttpRequest, body: unknown): { data: unknown[]; total: number | null } {
+    if (Array.isArray(body)) return { data: body, total: null };
     const envelope = pageEnvelope.safeParse(body);
-    if (!envelope.success) this.#protocolError(request, "expected a {data: array, total: integer} envelope");
-    return envelope.data;
+    if (envelope.success) return envelope.data;
+    const records = pageData.safeParse(body);
+    if (!records.success) this.#protocolError(request, "expected a JSON array or a {data: array, total: integer} envelope");
+    return { data: records.data.data, total: null };
   }
 
   #protocolError(request: HttpRequest, expectation: string): never {

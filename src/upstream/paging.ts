@@ -15,7 +15,11 @@ export const PAGED_RESOURCES = {
 export type PagedResource = keyof typeof PAGED_RESOURCES;
 
 export interface Page<T> extends Parsed<T> {
-  total: number;
+  /**
+   * The listing's size as this answer announced it; null when it announced none usable (missing, null,
+   * negative, not a number, or a bare array instead of the envelope): the records are read all the same.
+   */
+  total: number | null;
   offset: number;
   limit: number;
   /** When the request that got this answer was sent: the state it shows is at least this recent. */
@@ -39,13 +43,14 @@ export type PagesQuery = Omit<PageQuery, "offset" | "limit"> & { startOffset?: n
  * Whether a page ends its listing. `total` alone cannot say so: upstreams cap
  * pages below the asked limit and report totals that are off by a few. A
  * listing ends at an empty page, or at a page shorter than the page size the
- * upstream has been serving once the offset has reached the total.
+ * upstream has been serving once the offset has reached the total. Without a
+ * total, a short page may be a capped one: only an empty page ends it.
  */
-export function isLastPage(received: number, nextOffset: number, total: number, pageSize: number): boolean {
-  return received === 0 || (received < pageSize && nextOffset >= total);
+export function isLastPage(received: number, nextOffset: number, total: number | null, pageSize: number): boolean {
+  return received === 0 || (total !== null && received < pageSize && nextOffset >= total);
 }
 
 /** The page size the upstream actually serves: a short page while records remain means it caps pages at that size. */
-export function servedPageSize(pageSize: number, received: number, nextOffset: number, total: number): number {
-  return received > 0 && received < pageSize && nextOffset < total ? received : pageSize;
+export function servedPageSize(pageSize: number, received: number, nextOffset: number, total: number | null): number {
+  return total !== null && received > 0 && received < pageSize && nextOffset < total ? received : pageSize;
 }

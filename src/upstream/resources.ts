@@ -245,3 +245,6 @@ export const pageEnvelope = z.looseObject({
   data: z.array(z.unknown()),
   total: z.union([z.number().int().min(0), z.string().regex(/^\s*\d+\s*$/).transform(Number)]),
 });
+
+/** An envelope whose `total` is missing or unusable: its records are still read (the walk then cannot prove it saw them all). */
+export const pageData = z.looseObject({ data: z.array(z.unknown()) });

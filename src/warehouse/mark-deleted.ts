@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import { arrayLiteral } from "./array-literal.ts";
 import { columnLiterals, columnTypes, typedArrays, typeOf, type Executor } from "./column-arrays.ts";
 import { NATURAL_KEYS, type NaturalKey, type RowInput, type SyncedTableName } from "./tables.ts";
@@ -47,12 +48,22 @@ export async function markDeleted<T extends SyncedTableName>(
   return rows[0]?.marked ?? 0;
 }
 
-/** The natural keys of the rows markDeleted() would soft-delete: what a read that confirms its deletions asks about first. */
+/**
+ * The natural keys of the rows markDeleted() would soft-delete: what a read that confirms its deletions asks
+ * about first, or remembers until the next read. Instants come as canonical text (src/upstream/instant.ts), so
+ * the keys compare with keys built from records and go back to markDeletedKeys to the microsecond.
+ */
 export async function findMissing<T extends SyncedTableName>(db: Executor, table: T, rows: MissingRows<T>): Promise<NaturalKey<T>[]> {
   const key: readonly string[] = NATURAL_KEYS[table];
+  const types = await columnTypes(db, table);
   const missing = await missingCondition(db, table, rows);
+  const selected = key.map((column) =>
+    types.get(column) === "timestamp with time zone"
+      ? sql`to_char(t.${sql.id(column)} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT}) AS ${sql.id(column)}`
+      : sql`t.${sql.id(column)}`,
+  );
   const found = await sql<NaturalKey<T>>`
-    SELECT ${sql.join(key.map((column) => sql`t.${sql.id(column)}`))} FROM ${sql.id(table)} AS t WHERE ${missing}
+    SELECT ${sql.join(selected)} FROM ${sql.id(table)} AS t WHERE ${missing}
      ORDER BY ${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}`.execute(db);
   return found.rows;
 }

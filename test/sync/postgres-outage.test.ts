@@ -37,7 +37,7 @@ afterAll(() => fixture.close());
 describe("PostgreSQL terminates the connection while a page is written", () => {
   it("keeps the pages before it and nothing of it, and the next run finishes the campaign", async () => {
     const totals = await Promise.all(
-      fixture.emulator.truth(TEST_KEY).keys.campaigns.map(async (uid) => ({ uid, total: (await fixture.client.page("leads", { campaignUid: uid, offset: 0, limit: 1 })).total })),
+      fixture.emulator.truth(TEST_KEY).keys.campaigns.map(async (uid) => ({ uid, total: (await fixture.client.page("leads", { campaignUid: uid, offset: 0, limit: 1 })).total ?? 0 })),
     );
     const campaign = totals.find((candidate) => candidate.total > 110);
     expect(campaign, "a campaign with two pages of leads").toBeDefined();

@@ -30,7 +30,7 @@ async function chooseVictims(client: UpstreamClient): Promise<void> {
       const uid = (value as { uid: string }).uid;
       if (!opensCampaign) {
         const opens = await client.page("email_opens", { campaignUid: uid, offset: 0 });
-        if (opens.total >= 3) opensCampaign = uid;
+        if ((opens.total ?? 0) >= 3) opensCampaign = uid;
       }
       if (!contactLead) {
         const leads = await client.page("leads", { campaignUid: uid, offset: 0 });

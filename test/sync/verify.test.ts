@@ -26,7 +26,7 @@ const notOk = (lines: VerifyLine[]) => lines.filter((line) => line.status !== "o
 
 async function upstreamTotals(campaignUid: string) {
   const client = fixture.client;
-  const total = async (resource: "leads" | "link_clicks" | "email_opens") => (await client.page(resource, { campaignUid, offset: 0, limit: 1 })).total;
+  const total = async (resource: "leads" | "link_clicks" | "email_opens") => (await client.page(resource, { campaignUid, offset: 0, limit: 1 })).total ?? 0;
   let schedules = 0;
   for await (const page of client.pages("leads", { campaignUid })) for (const lead of page.records) schedules += lead.value.schedules?.length ?? 0;
   return {

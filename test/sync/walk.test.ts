@@ -16,8 +16,8 @@ interface Script {
   before?(request: number, offset: number): void;
   /** Records the upstream serves per page at most, whatever the limit asked. */
   cap?: number;
-  /** The total reported for request n, when it should differ from the truth. */
-  total?(request: number, actual: number): number;
+  /** The total reported for request n, when it should differ from the truth (null: none usable). */
+  total?(request: number, actual: number): number | null;
   /** Request n answers a page that starts one record early. */
   repeat?(request: number): boolean;
   /** Request n answers an empty page. */
@@ -42,7 +42,7 @@ function scripted(listing: () => Listing, script: Script = {}) {
     return {
       records: records.filter(placeable).map((value) => ({ value, issues: [], raw: value })),
       rejected: records.flatMap((value, position) => (placeable(value) ? [] : [{ stream: "test", reason: "key: missing", payload: { value }, recordKey: null, position }])),
-      total: script.total?.(request, actual) ?? actual,
+      total: script.total === undefined ? actual : script.total(request, actual),
       offset,
       limit: LIMIT,
       observedAt: new Date(),
@@ -166,6 +166,35 @@ describe("walk", () => {
     const { seen, fresh } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     expect(seen).toEqual(new Set(listing));
     expect(new Set(fresh)).toEqual(new Set(listing));
+  });
+
+  it("without a total, continues past pages capped below the limit and ends only at an empty page, asked once", async () => {
+    const listing = records(23);
+    const source = scripted(() => listing, { cap: 4, total: () => null });
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(result).toEqual({ total: null, fromStart: true, restarts: 0, vanished: 0, arrived: 0 });
+    // Pages of 4 (each after the first anchored one early) until the empty page at 23: nothing promises more, so it is believed.
+    expect(source.offsets).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 22]);
+  });
+
+  it("says its total is unknown when one page announced none, though the last did", async () => {
+    const listing = records(25);
+    const source = scripted(() => listing, { total: (request, actual) => (request === 1 ? null : actual) });
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(result.total).toBeNull();
+  });
+
+  it("counts no vanished record across a page without a total", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing, {
+      before: (request) => void (request === 1 && listing.splice(2, 1)),
+      total: (request, actual) => (request === 1 ? null : actual),
+    });
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(records(30)));
+    expect(result).toMatchObject({ total: null, vanished: 0 });
   });
 
   it("asks again for an empty page while the total promises more", async () => {

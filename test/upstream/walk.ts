@@ -44,7 +44,7 @@ function paged<R extends PagedResource>(resource: R, query: PagesQuery, keyOf: (
     ...(query.campaignUid === undefined ? {} : { campaignUid: query.campaignUid }),
     async read(client) {
       const reading: Reading = { keys: [], moved: false, rejected: 0 };
-      let total: number | undefined;
+      let total: number | null | undefined;
       try {
         for await (const page of client.pages(resource, query)) {
           if (total !== undefined && page.total !== total) reading.moved = true;
@@ -58,7 +58,7 @@ function paged<R extends PagedResource>(resource: R, query: PagesQuery, keyOf: (
         throw error;
       }
       // A reading that holds more or fewer distinct keys than the total met a listing that moved under it.
-      if (total !== undefined && new Set(reading.keys).size + reading.rejected !== total) reading.moved = true;
+      if (typeof total === "number" && new Set(reading.keys).size + reading.rejected !== total) reading.moved = true;
       return reading;
     },
   };

@@ -1,0 +1,89 @@
+import type { SyncContext } from "./context.ts";
+import { currentRejected, listingTotal, liveRows } from "./counts.ts";
+import type { WalkCoverage } from "./soft-delete.ts";
+import type { PagedStream, StreamScope } from "./stream.ts";
+import type { StreamResult } from "./stream-run.ts";
+import type { WalkResult } from "./walk.ts";
+
+/**
+ * What a finished walk proves (run-paged.ts): whether it saw every record,
+ * and so may soft-delete what it did not see at once; whether, short of
+ * that, it read the listing through from the start, which a listing without
+ * a total allows to judge what it did not see by two walks in a row; or
+ * whether it must walk again.
+ */
+
+/** Why a listing's pages without a usable total are named on the run. */
+export const UNKNOWN_TOTAL =
+  "listing page without a usable total: read, but the walk cannot prove it saw every record; deletions need two walks";
+
+export interface Judgement {
+  /** The listing's final total; null when a page of the walk announced none usable. */
+  total: number | null;
+  /** The walk read the whole listing: with a total, at least as many distinct records; without, through from the start. */
+  complete: boolean;
+  /** The walk started at offset 0 and saw every record: it soft-deletes what it did not see, and counts as a full scan. */
+  proven: boolean;
+  /** With a total the walk fell short of: the distinct records it saw, still listed. */
+  shortOf?: { seen: number; total: number };
+}
+
+/** `again`: the listing moved while it was read, and another walk from the start may still prove it whole. */
+export async function judgeWalk<R>(
+  ctx: SyncContext,
+  stream: PagedStream<R>,
+  scope: StreamScope,
+  walked: WalkResult,
+  coverage: WalkCoverage<R>,
+  lastPass: boolean,
+  onUnknownTotal: () => void,
+): Promise<Judgement | "again"> {
+  const unknown: Judgement = { total: null, complete: walked.fromStart, proven: false };
+  if (walked.total === null) return unknown;
+  // Records a walk from the start saw; for a continuation, what the warehouse holds.
+  const held = walked.fromStart ? coverage.distinct : await tailHeld(ctx, stream as PagedStream<unknown>, scope, walked.total);
+  // Real upstreams report a total a few off on one answer. Where the walk saw the listing hold still, asking the total
+  // once more costs one record, and walking again all of them.
+  const stillListing = walked.vanished === 0 && walked.arrived === 0;
+  const total = held !== walked.total && stillListing ? await listingTotal(ctx, stream as PagedStream<unknown>, scope) : walked.total;
+  if (total === null) {
+    onUnknownTotal();
+    return unknown;
+  }
+  // Records the walk saw vanish are still counted in `held`: without them it must still reach the total.
+  const complete = held - walked.vanished >= total;
+  // Fewer records than the total: some slipped in behind the cursor. More, or any seen to vanish: some held are gone,
+  // and an equal count may only mean one gone for each that slipped in.
+  const exact = held === total && walked.vanished === 0;
+  if (!exact && !lastPass) return "again";
+  return { total, complete, proven: walked.fromStart && complete, shortOf: complete ? undefined : { seen: held - walked.vanished, total } };
+}
+
+/**
+ * Names a walk's pages without a usable total on the run, as deviating fields are (`<listing>.total` in
+ * `sync_runs.field_issues` and /metrics), with one warning per walk.
+ */
+export function reportUnknownTotals(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, pages: number, result: StreamResult): void {
+  if (pages === 0) return;
+  const field = `${stream.resource}.total`;
+  result.fieldIssues[field] = (result.fieldIssues[field] ?? 0) + pages;
+  ctx.observer?.onFieldIssues?.(stream.name, field, pages);
+  ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, field, pages }, UNKNOWN_TOTAL);
+}
+
+/**
+ * An append stream's continuation reads only the tail of its listing, so it
+ * counts the warehouse instead: its live rows plus the stream's rejected
+ * records, to match the upstream's total. Fewer means records arrived before
+ * the cursor (a listing not in creation order); more means records the
+ * warehouse holds are gone upstream. Either way the stream is walked again
+ * from the start, which can tell which.
+ */
+async function tailHeld(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<number> {
+  if (!stream.completeness) return total;
+  const [live, rejected] = await Promise.all([
+    liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
+    currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
+  ]);
+  return live + rejected;
+}

@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
+import { PATHS } from "../../src/upstream/endpoints.ts";
+import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
+
+/**
+ * A page answer without a usable `total` (missing, null, negative, not a
+ * number) or a bare array instead of the envelope: its records are read, its
+ * total is null. Only an answer that holds no array of records fails.
+ */
+
+const KEY = "untotalled-test-key";
+let server: LocalServer | undefined;
+let client: UpstreamClient | undefined;
+
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = undefined;
+  server = undefined;
+});
+
+function item(uid: string) {
+  return { uid, name: `Campaign ${uid}`, workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
+}
+
+function clientFor(url: string, pageSize = 100): UpstreamClient {
+  client = new UpstreamClient({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5, pageSize });
+  return client;
+}
+
+describe("a page without a usable total", () => {
+  it.each([
+    ["missing", { data: [item("c1")] }],
+    ["null", { data: [item("c1")], total: null }],
+    ["negative", { data: [item("c1")], total: -1 }],
+    ["not a number", { data: [item("c1")], total: "many" }],
+    ["a fraction", { data: [item("c1")], total: 1.5 }],
+    ["a bare array", [item("c1")]],
+  ])("reads its records with the total null when it is %s, asking once", async (_name, body) => {
+    server = await startLocalServer((_request, response) => sendJson(response, 200, body));
+    const upstream = clientFor(server.url);
+    const page = await upstream.page("campaigns", { offset: 0 });
+    expect(page.records.map((record) => record.value.uid)).toEqual(["c1"]);
+    expect(page.total).toBeNull();
+    expect(upstream.stats).toEqual({ requests: 1, retries: 0 });
+  });
+
+  it("still reads a total sent as a numeric string", async () => {
+    server = await startLocalServer((_request, response) => sendJson(response, 200, { data: [item("c1")], total: " 7 " }));
+    expect((await clientFor(server.url).page("campaigns", { offset: 0 })).total).toBe(7);
+  });
+
+  it("fails, after its retries, an answer that holds no array of records", async () => {
+    server = await startLocalServer((_request, response) => sendJson(response, 200, { items: [item("c1")], total: 1 }));
+    const error = await rejectionOf(clientFor(server.url).page("campaigns", { offset: 0 }));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).message).toContain("protocol error: expected a JSON array or a {data: array, total: integer} envelope");
+    expect((error as UpstreamError).attempts).toBe(3);
+  });
+
+  it("walks with pages() past short pages to the empty one, without asking it again", async () => {
+    const all = Array.from({ length: 5 }, (_, index) => item(`c${index}`));
+    server = await startLocalServer((request, response) => {
+      const offset = Number(new URL(request.url ?? "/", "http://x").searchParams.get("offset"));
+      // The upstream caps its pages at 2 records whatever the limit, and sends no total.
+      sendJson(response, 200, all.slice(offset, offset + 2));
+    });
+    const seen: string[] = [];
+    for await (const page of clientFor(server.url, 3).pages("campaigns", {})) seen.push(...page.records.map((record) => record.value.uid));
+    expect(seen).toEqual(["c0", "c1", "c2", "c3", "c4"]);
+    expect(server.requests).toEqual([0, 2, 4, 5].map((offset) => `GET ${PATHS.campaigns}?limit=3&offset=${offset}`));
+  });
+});
