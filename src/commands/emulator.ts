@@ -106,7 +106,7 @@ export function register(program: Command): void {
     .option("--latency <ms>", "milliseconds added to every API answer", "0")
     .option("--faults <mode>", `injected faults: ${faultMode.options.join(", ")}`, "none")
     .option("--drift <mode>", `deviations from the spec in answers: ${driftMode.options.join(", ")}`, "none")
-    .option("--drift-kinds <kinds>", `comma-separated drift kinds in play (default: all): ${driftKind.options.join(", ")}`)
+    .option("--drift-kinds <kinds>", `comma-separated drift kinds in play (default: all but total-missing): ${driftKind.options.join(", ")}`)
     .option("--clock <mode>", `simulated clock: ${clockMode.options.join(", ")} (wall: simulated time also elapses at real speed)`, "manual")
     .option("--admin", "serve /admin/ routes: simulated clock, ground truth, settings")
     .showHelpAfterError(false)

@@ -110,6 +110,26 @@ describe("total-off", () => {
   });
 });
 
+describe("total-missing", () => {
+  it("sometimes answers the clean records with no usable total: left out, null, or a bare array", async () => {
+    Object.assign(emulator().settings, { drift: "wild", driftKinds: ["total-missing"] });
+    const forms = new Set<string>();
+    try {
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const { json } = await api.get(PATHS.emailOpenEvents, { ...opensOf, offset: 5, limit: 10 });
+        const body = json as { data?: unknown[]; total?: unknown } | unknown[];
+        const records = Array.isArray(body) ? body : (body.data ?? []);
+        expect(records.map(keyOf)).toEqual(clean(5, 10));
+        forms.add(Array.isArray(body) ? "bare" : !("total" in body) ? "left out" : body.total === null ? "null" : "clean");
+      }
+    } finally {
+      emulator().settings.drift = "none";
+      delete emulator().settings.driftKinds;
+    }
+    expect(forms).toEqual(new Set(["clean", "left out", "null", "bare"]));
+  });
+});
+
 describe("rates", () => {
   it("mild deviates fewer pages than wild", async () => {
     const deviating = async (mode: "mild" | "wild") => {

@@ -64,7 +64,7 @@ describe("coldsync emulator flags", () => {
     expect((outcome as { code?: number }).code).toBe(2);
     expect(String((outcome as { stderr?: string }).stderr).trim().split("\n")).toEqual([
       expect.stringMatching(/^coldsync: --drift: must be one of: none, mild, wild$/),
-      expect.stringMatching(/^coldsync: --drift-kinds \(item 2\): must be one of: .*page-repeat$/),
+      expect.stringMatching(/^coldsync: --drift-kinds \(item 2\): must be one of: .*page-repeat, total-missing$/),
     ]);
   });
 });

@@ -302,6 +302,7 @@ beforeAll(async () => {
   for (const order of ORDERS) hostileCase(`hostile_${order}`, { order, drift: "wild" });
   for (const kind of RECORD_DRIFT_KINDS) quietCase(schemaName(`kind ${kind}`), { drift: "wild", driftKinds: [kind] });
   for (const [name, kinds] of PAGE_CASES) quietCase(schemaName(`page ${name}`), { drift: "wild", driftKinds: [...kinds] });
+  quietCase("page_total_missing", { drift: "wild", driftKinds: ["total-missing", ...PAGE_KINDS] });
   quietCase("all_kinds_twice", { drift: "wild" }, true);
   // Failures surface in the tests that await them.
   await Promise.allSettled([cleanReference, ...prepared.values()]);
@@ -341,6 +342,17 @@ describe.each(PAGE_CASES)("page-level drift: %s (wild)", (name) => {
     expectPlacedInFull(run);
     expect(columnDifferences(run.drifted, run.clean).slice(0, 5)).toEqual([]);
     expect(run.summary.fieldIssues).toEqual({});
+  });
+});
+
+describe("page-level drift with pages that announce no usable total (wild)", () => {
+  it("lands exactly the emulator's records, every value clean, and names the listings that sent no total", async () => {
+    const run = await caseOf("page_total_missing");
+    expectPlacedInFull(run);
+    expect(columnDifferences(run.drifted, run.clean).slice(0, 5)).toEqual([]);
+    const fields = Object.keys(run.summary.fieldIssues);
+    expect(fields).toContain("leads.total");
+    expect(fields.filter((field) => !field.endsWith(".total"))).toEqual([]);
   });
 });
 

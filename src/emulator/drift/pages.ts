@@ -1,4 +1,4 @@
-import { PAGE_DRIFT_KINDS, type DriftMode, type PageDriftKind, type RuntimeSettings } from "../options.ts";
+import { DEFAULT_PAGE_DRIFT_KINDS, PAGE_DRIFT_KINDS, type DriftMode, type PageDriftKind, type RuntimeSettings } from "../options.ts";
 import { Random, hash32 } from "../random.ts";
 
 /**
@@ -14,13 +14,16 @@ import { Random, hash32 } from "../random.ts";
  *   the last one of the page before, and it holds `limit` records: a walk
  *   that advances by the page's length skips one record, one that advances
  *   by the records it had not seen does not.
+ * - total-missing: the answer announces no usable total: `total` left out,
+ *   `total: null`, or a bare array of the records instead of the envelope.
+ *   In play only when named in `driftKinds` (DEFAULT_PAGE_DRIFT_KINDS).
  */
 
 const RATES: Record<DriftMode, number> = { none: 0, mild: 0.03, wild: 0.15 };
 
 export interface PageDeviation {
   kind: PageDriftKind;
-  /** For total-off: how far the total is off, ±1..3. */
+  /** For total-off: how far the total is off, ±1..3; for total-missing, its size picks the form (pageBody). */
   shift: number;
 }
 
@@ -42,7 +45,7 @@ export class PageDrift {
   draw(settings: RuntimeSettings): PageDeviation | undefined {
     if (settings.drift === "none") return undefined;
     const selected = settings.driftKinds;
-    const kinds = selected ? PAGE_DRIFT_KINDS.filter((kind) => selected.includes(kind)) : PAGE_DRIFT_KINDS;
+    const kinds = selected ? PAGE_DRIFT_KINDS.filter((kind) => selected.includes(kind)) : DEFAULT_PAGE_DRIFT_KINDS;
     if (kinds.length === 0 || !this.random.chance(RATES[settings.drift])) return undefined;
     const kind = this.random.pick(kinds);
     const size = this.random.int(1, 3);
@@ -65,7 +68,18 @@ export function deviatePage(deviation: PageDeviation | undefined, asked: PageWin
     }
     case "page-repeat":
       return offset > 0 && offset < total ? { offset: offset - 1, limit, total } : asked;
+    case "total-missing":
     case undefined:
       return asked;
   }
 }
+
+/** A page's body as served: the {data, total} envelope, or, for total-missing, one without a usable total. */
+export function pageBody(deviation: PageDeviation | undefined, data: unknown[], total: number): PageBody {
+  if (deviation?.kind !== "total-missing") return { data, total };
+  const form = Math.abs(deviation.shift);
+  return form === 1 ? { data } : form === 2 ? { data, total: null } : data;
+}
+
+/** The {data, total} envelope (spec 4.1), or what total-missing serves instead. */
+export type PageBody = { data: unknown[]; total?: number | null } | unknown[];

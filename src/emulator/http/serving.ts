@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { PARAMS } from "../../upstream/endpoints.ts";
 import type { PageQuery } from "../../upstream/requests.ts";
 import { deleteBeforeOffset } from "../deletions.ts";
-import { deviatePage } from "../drift/pages.ts";
+import { deviatePage, pageBody, type PageBody } from "../drift/pages.ts";
 import type { Collection } from "../store/collection.ts";
 import { takeListingFault, type EmulatorContext } from "./context.ts";
 
@@ -12,11 +12,6 @@ import { takeListingFault, type EmulatorContext } from "./context.ts";
  * whole unpaginated listing, or one record, each record rendered clean and
  * then drifted when drift is on. With drift off, rendering is all there is.
  */
-
-export interface Page {
-  data: unknown[];
-  total: number;
-}
 
 /** A paginated listing, and what each listing fault does to it. */
 export interface ListingSource<T> {
@@ -40,7 +35,7 @@ function renderAll<T>(context: EmulatorContext, endpoint: string, records: reado
   return records.map((record) => drift(render(record)));
 }
 
-export function servePage<T>(context: EmulatorContext, request: FastifyRequest, query: PageQuery, source: ListingSource<T>): Page {
+export function servePage<T>(context: EmulatorContext, request: FastifyRequest, query: PageQuery, source: ListingSource<T>): PageBody {
   const { world, settings, faults } = context;
   const { collection } = source;
   const asked = { offset: query[PARAMS.offset], limit: query[PARAMS.limit], total: 0 };
@@ -63,7 +58,7 @@ export function servePage<T>(context: EmulatorContext, request: FastifyRequest, 
   }
   const served = deviatePage(pageDeviation, { ...asked, total: collection.length });
   const records = world.lister.page(collection, settings.order, served.offset, served.limit);
-  return { data: renderAll(context, source.endpoint, records, source.render), total: served.total };
+  return pageBody(pageDeviation, renderAll(context, source.endpoint, records, source.render), served.total);
 }
 
 /** An unpaginated listing (#13, #18), whole. */

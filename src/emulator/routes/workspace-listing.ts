@@ -3,7 +3,8 @@ import { PARAMS } from "../../upstream/endpoints.ts";
 import { workspaceFilterQuery } from "../../upstream/requests.ts";
 import { arriveAccountRecord } from "../arrivals.ts";
 import { accountOf, type EmulatorContext } from "../http/context.ts";
-import { servePage, type Page } from "../http/serving.ts";
+import type { PageBody } from "../drift/pages.ts";
+import { servePage } from "../http/serving.ts";
 import { findWorkspace } from "../http/lookup.ts";
 import { parseOr400 } from "../http/validation.ts";
 import type { Collection } from "../store/collection.ts";
@@ -24,7 +25,7 @@ export function listWorkspaceScoped<T>(
   collectionOf: (holder: Account | WorkspaceRecord) => Collection<T>,
   render: (record: T) => unknown,
   remove: (account: Account, record: T) => boolean,
-): Page {
+): PageBody {
   const { world, faults } = context;
   const query = parseOr400(workspaceFilterQuery, request.query, "query");
   const account = accountOf(request);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { deviatePage } from "../../../src/emulator/drift/pages.ts";
+import { PageDrift, deviatePage, pageBody } from "../../../src/emulator/drift/pages.ts";
+import { runtimeSettings, type DriftKind } from "../../../src/emulator/options.ts";
 import { MISSING, deviate, extraFields, otherDateTimeForm } from "../../../src/emulator/drift/values.ts";
 import { Random } from "../../../src/emulator/random.ts";
 import { instantMicros } from "../instants.ts";
@@ -76,6 +77,28 @@ describe("deviatePage", () => {
   it("total-off shifts the total, never below zero", () => {
     expect(deviatePage({ kind: "total-off", shift: -3 }, window).total).toBe(237);
     expect(deviatePage({ kind: "total-off", shift: -3 }, { offset: 0, limit: 10, total: 1 }).total).toBe(4);
+  });
+
+  it("total-missing serves the asked window, its body without a usable total in one of three forms", () => {
+    expect(deviatePage({ kind: "total-missing", shift: 2 }, window)).toEqual(window);
+    expect(pageBody({ kind: "total-missing", shift: -1 }, ["a"], 240)).toEqual({ data: ["a"] });
+    expect(pageBody({ kind: "total-missing", shift: 2 }, ["a"], 240)).toEqual({ data: ["a"], total: null });
+    expect(pageBody({ kind: "total-missing", shift: 3 }, ["a"], 240)).toEqual(["a"]);
+    expect(pageBody({ kind: "total-off", shift: 3 }, ["a"], 240)).toEqual({ data: ["a"], total: 240 });
+  });
+
+  it("draws total-missing only when it is named", () => {
+    const drawn = (driftKinds?: DriftKind[]) => {
+      const drift = new PageDrift(7);
+      const kinds = new Set<string>();
+      for (let request = 0; request < 2_000; request++) {
+        const deviation = drift.draw({ ...runtimeSettings.parse({ drift: "wild" }), driftKinds });
+        if (deviation) kinds.add(deviation.kind);
+      }
+      return kinds;
+    };
+    expect(drawn()).toEqual(new Set(["page-cap", "total-off", "page-repeat"]));
+    expect(drawn(["total-missing", "page-cap"])).toEqual(new Set(["total-missing", "page-cap"]));
   });
 
   it("page-repeat starts one early, never on the first page or past the end", () => {
