@@ -1,7 +1,7 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import { arrayLiteral } from "./array-literal.ts";
-import { columnLiterals, columnTypes, typedArrays, typeOf, type Executor } from "./column-arrays.ts";
+import { columnLiterals, columnTypes, typedArrays, typeOf, type ColumnTypes, type Executor } from "./column-arrays.ts";
 import { NATURAL_KEYS, type NaturalKey, type RowInput, type SyncedTableName } from "./tables.ts";
 
 /** Rows that must stay live whatever the keys say: those whose `column` holds one of `values` (children of a record whose list of them could not be read). */
@@ -39,13 +39,7 @@ export async function markDeleted<T extends SyncedTableName>(
   protectedRows?: ProtectedRows,
   observedBefore?: Date,
 ): Promise<number> {
-  const missing = await missingCondition(db, table, { scope, keepKeys, protectedRows, observedBefore });
-  const { rows } = await sql<{ marked: number }>`
-    WITH marked AS (
-      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz) WHERE ${missing} RETURNING 1
-    )
-    SELECT count(*) AS marked FROM marked`.execute(db);
-  return rows[0]?.marked ?? 0;
+  return softDeleteWhere(db, table, deletedAt, await missingCondition(db, table, { scope, keepKeys, protectedRows, observedBefore }));
 }
 
 /**
@@ -77,22 +71,33 @@ export async function markDeletedKeys<T extends SyncedTableName>(
   deletedAt: Date,
 ): Promise<number> {
   if (keys.length === 0) return 0;
-  const key: readonly string[] = NATURAL_KEYS[table];
   const types = await columnTypes(db, table);
-  const literals = columnLiterals(keys, key, types);
+  const listed = sql`t._deleted_at IS NULL
+         ${sql.join(scopeConditions(table, scope), sql` `)}
+         AND ${keyTuple(table)} IN (${keySet(table, types, keys)})`;
+  return softDeleteWhere(db, table, deletedAt, listed);
+}
+
+/** Sets `_deleted_at` on the rows of `table` (aliased `t`) that `condition` selects; how many it marked. */
+async function softDeleteWhere(db: Executor, table: SyncedTableName, deletedAt: Date, condition: RawBuilder<unknown>): Promise<number> {
   const { rows } = await sql<{ marked: number }>`
     WITH marked AS (
-      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
-       WHERE t._deleted_at IS NULL
-         ${sql.join(scopeConditions(table, scope), sql` `)}
-         AND (${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}) IN (
-           SELECT ${sql.join(key.map((column) => sql`k.${sql.id(column)}`))}
-             FROM unnest(${typedArrays(table, key, types, literals)}) AS k(${sql.join(key.map((column) => sql.id(column)))})
-         )
-      RETURNING 1
+      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz) WHERE ${condition} RETURNING 1
     )
     SELECT count(*) AS marked FROM marked`.execute(db);
   return rows[0]?.marked ?? 0;
+}
+
+/** The natural key columns of a row of `table` (aliased `t`), as one tuple. */
+function keyTuple(table: SyncedTableName): RawBuilder<unknown> {
+  return sql`(${sql.join(NATURAL_KEYS[table].map((column) => sql`t.${sql.id(column)}`))})`;
+}
+
+/** `keys` as rows of the natural key's columns, to compare with keyTuple(). */
+function keySet<T extends SyncedTableName>(table: T, types: ColumnTypes, keys: readonly NaturalKey<T>[]): RawBuilder<unknown> {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  return sql`SELECT ${sql.join(key.map((column) => sql`k.${sql.id(column)}`))}
+             FROM unnest(${typedArrays(table, key, types, columnLiterals(keys, key, types))}) AS k(${sql.join(key.map((column) => sql.id(column)))})`;
 }
 
 function scopeConditions<T extends SyncedTableName>(table: T, scope: Partial<RowInput<T>>) {
@@ -104,7 +109,6 @@ function scopeConditions<T extends SyncedTableName>(table: T, scope: Partial<Row
 
 /** The live rows of `table` (aliased `t`) in the scope that the read did not see and may judge. */
 async function missingCondition<T extends SyncedTableName>(db: Executor, table: T, { scope, keepKeys, protectedRows, observedBefore }: MissingRows<T>) {
-  const key: readonly string[] = NATURAL_KEYS[table];
   const types = await columnTypes(db, table);
   const within = scopeConditions(table, scope);
   if (protectedRows !== undefined && protectedRows.values.length > 0) {
@@ -112,14 +116,10 @@ async function missingCondition<T extends SyncedTableName>(db: Executor, table: 
     within.push(sql`AND t.${sql.id(protectedRows.column)} <> ALL (CAST(${arrayLiteral(protectedRows.values, false)} AS ${sql.raw(type)}[]))`);
   }
   if (observedBefore !== undefined && types.has("_observed_at")) within.push(sql`AND t._observed_at < CAST(${observedBefore} AS timestamptz)`);
-  const literals = columnLiterals(keepKeys, key, types);
   // NOT IN over a subquery runs as a hashed subplan, linear in rows + keys; NOT EXISTS over unnest()
   // was planned as a nested loop (the planner guesses 100 rows for a function), quadratic per campaign.
   // Natural keys are never null, so NOT IN's null semantics cannot bite.
   return sql`t._deleted_at IS NULL
          ${sql.join(within, sql` `)}
-         AND (${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}) NOT IN (
-           SELECT ${sql.join(key.map((column) => sql`k.${sql.id(column)}`))}
-             FROM unnest(${typedArrays(table, key, types, literals)}) AS k(${sql.join(key.map((column) => sql.id(column)))})
-         )`;
+         AND ${keyTuple(table)} NOT IN (${keySet(table, types, keepKeys)})`;
 }
