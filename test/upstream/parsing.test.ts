@@ -1,12 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { InvalidRecordError, UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
+import { describe, expect, it } from "vitest";
+import { InvalidRecordError, UpstreamError, type UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
 import { leadRows } from "../../src/sync/streams/leads.ts";
 import { unknownFields } from "../../src/sync/mapping.ts";
 import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
 import { campaignListItem, contactList, emailSequence } from "../../src/upstream/resources.ts";
 import { readTolerant } from "../../src/upstream/tolerant.ts";
-import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
+import { rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
 const KEY = "parsing-test-key";
 
@@ -14,19 +14,10 @@ function campaignItem(uid: string) {
   return { uid, name: `Campaign ${uid}`, workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running", brand_new_field: { kept: true } };
 }
 
-let server: LocalServer | undefined;
-let client: UpstreamClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const local = useLocalServers();
 
 function clientFor(url: string): UpstreamClient {
-  client = new UpstreamClient({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, retryBaseMs: 1, retryCapMs: 5 });
-  return client;
+  return local.connect({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, retryBaseMs: 1, retryCapMs: 5 });
 }
 
 describe("tolerant parsing", () => {
@@ -45,7 +36,7 @@ describe("tolerant parsing", () => {
   it("keeps a record whose other fields deviate, naming each, and rejects only the record without a usable key", async () => {
     const deviating = { uid: "c2", name: 42, workspace_id: "7", created_on: "yesterday", status: "sleeping" };
     const keyless = { name: "no uid", workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
-    server = await startLocalServer((_request, response) =>
+    const server = await local.serve((_request, response) =>
       sendJson(response, 200, { data: [campaignItem("c1"), deviating, keyless, campaignItem("c3")], total: 4 }),
     );
     const page = await clientFor(server.url).page("campaigns", { offset: 0 });
@@ -148,7 +139,7 @@ describe("tolerant parsing", () => {
   });
 
   it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {
-    server = await startLocalServer((_request, response) => sendJson(response, 404, { message: "no lead l\u0000x\ud800" }));
+    const server = await local.serve((_request, response) => sendJson(response, 404, { message: "no lead l\u0000x\ud800" }));
     const error = await rejectionOf(clientFor(server.url).getLead("l"));
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).message).toBe(`GET ${PATHS.lead}: failed with 404: no lead l\uFFFDx\uFFFD`);
@@ -160,7 +151,7 @@ describe("tolerant parsing", () => {
   });
 
   it("reads a single record that deviates, and turns one without a usable key into an InvalidRecordError, without retrying", async () => {
-    server = await startLocalServer((_request, response, index) =>
+    const server = await local.serve((_request, response, index) =>
       sendJson(response, 200, index === 0 ? { uid: "c1", status: "sleeping" } : { uid: "", status: "running" }),
     );
     const upstream = clientFor(server.url);
@@ -189,7 +180,7 @@ describe("tolerant parsing", () => {
       total_emails_sent: 0,
       total_replies_received: 0,
     };
-    server = await startLocalServer((_request, response, index) =>
+    const server = await local.serve((_request, response, index) =>
       sendJson(response, 200, index === 0 ? [workspace] : { data: [workspace, { id: "x" }], total: 2 }),
     );
     const upstream = clientFor(server.url);
@@ -204,7 +195,7 @@ describe("tolerant parsing", () => {
 
   it("accepts replies as the {data, total} envelope too, as workspaces", async () => {
     const reply = { id: 9, schedule_id: 3, body_plain_text: "hi", body_html: "<p>hi</p>", received_on: "2026-01-01T00:00:00Z", mail_from: "a@b.test", subject: "Re", reply_classification: "positive" };
-    server = await startLocalServer((_request, response, index) => sendJson(response, 200, index === 0 ? [reply] : { data: [reply], total: 1 }));
+    const server = await local.serve((_request, response, index) => sendJson(response, 200, index === 0 ? [reply] : { data: [reply], total: 1 }));
     const upstream = clientFor(server.url);
     expect((await upstream.listReplies("c1")).records.map((record) => record.value.id)).toEqual([9]);
     expect((await upstream.listReplies("c1")).records.map((record) => record.value.id)).toEqual([9]);
@@ -220,7 +211,7 @@ describe("tolerant parsing", () => {
       },
       (response: Parameters<typeof sendJson>[0]) => sendJson(response, 200, { data: [campaignItem("c1")], total: 1 }),
     ];
-    server = await startLocalServer((_request, response, index) => answers[index]?.(response));
+    const server = await local.serve((_request, response, index) => answers[index]?.(response));
     const upstream = clientFor(server.url);
 
     const page = await upstream.page("campaigns", { offset: 0 });
@@ -231,7 +222,7 @@ describe("tolerant parsing", () => {
 
   it("retries a 200 whose body is cut off mid-stream", async () => {
     const full = JSON.stringify({ data: [campaignItem("c1")], total: 1 });
-    server = await startLocalServer((_request, response, index) => {
+    const server = await local.serve((_request, response, index) => {
       response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(full) });
       if (index > 0) return void response.end(full);
       response.write(full.slice(0, 20));
@@ -247,12 +238,11 @@ describe("tolerant parsing", () => {
 
   it("reads an HTML error page as a short excerpt and retries a 5xx until it gives up", async () => {
     const page = `<html><head><title>502</title><style>body{}</style></head><body><h1>Bad Gateway</h1>${"<p>x</p>".repeat(200)}</body></html>`;
-    server = await startLocalServer((_request, response) => {
+    const server = await local.serve((_request, response) => {
       response.writeHead(502, { "content-type": "text/html" });
       response.end(page);
     });
-    const upstream = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5 });
-    client = upstream;
+    const upstream = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5 });
 
     const error = await rejectionOf(upstream.getLead("l1"));
 
@@ -267,13 +257,13 @@ describe("tolerant parsing", () => {
 
   it("walks pages until a page falls short of the limit at the total, one page per request", async () => {
     const all = Array.from({ length: 5 }, (_, index) => campaignItem(`c${index}`));
-    server = await startLocalServer((request, response) => {
+    const server = await local.serve((request, response) => {
       const query = new URL(request.url ?? "/", "http://x").searchParams;
       const offset = Number(query.get("offset"));
       const limit = Number(query.get("limit"));
       sendJson(response, 200, { data: all.slice(offset, offset + limit), total: all.length });
     });
-    client = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, pageSize: 2 });
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, pageSize: 2 });
 
     const seen: string[] = [];
     for await (const page of client.pages("campaigns", { workspaceId: 3, startOffset: 1 })) seen.push(...page.records.map((record) => record.value.uid));

@@ -1,20 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { UpstreamClient } from "../../src/upstream/client.ts";
-import { sendJson, startLocalServer, type LocalServer } from "./support.ts";
+import { describe, expect, it } from "vitest";
+import { sendJson, useLocalServers } from "./support.ts";
 
 /** A view with a higher priority jumps the queue of requests waiting for a connection (the events rhythm over a leads walk). */
 
-let server: LocalServer | undefined;
-let client: UpstreamClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-});
+const local = useLocalServers();
 
 describe("request priority", () => {
   it("sends a higher-priority view's request before the lower-priority ones already waiting", async () => {
-    server = await startLocalServer((request, response) => setTimeout(() => sendJson(response, 200, []), 100));
-    client = new UpstreamClient({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1_000, concurrency: 1 });
+    const server = await local.serve((request, response) => setTimeout(() => sendJson(response, 200, []), 100));
+    const client = local.connect({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1_000, concurrency: 1 });
     const walk = client.tallied();
     const events = client.tallied({ priority: 1 });
     const waiting = Array.from({ length: 5 }, (_, index) => walk.listReplies(`walk-${index}`));

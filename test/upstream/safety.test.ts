@@ -1,30 +1,22 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
-import { everythingIn, memoryLogger, rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
+import { everythingIn, memoryLogger, rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
 const KEY = "sk-live-safety-7f3a9c";
 
-let server: LocalServer | undefined;
-let client: UpstreamClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const local = useLocalServers();
 
 describe("the API key", () => {
   it("is sent in the header and appears in no error and no log line, even when the upstream echoes it", async () => {
-    server = await startLocalServer((request, response) => {
+    const server = await local.serve((request, response) => {
       const key = request.headers["x-api-key"];
       if (request.url?.startsWith(PATHS.lead)) return sendJson(response, 401, { message: `unknown key ${String(key)}` });
       response.writeHead(500, { "content-type": "text/html" });
       response.end(`<h1>crash while serving ${String(key)}</h1>`);
     });
     const { logger, lines } = memoryLogger();
-    client = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 2, logger });
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 2, logger });
     const closed = new UpstreamClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, maxRetries: 0, logger });
 
     const errors = [
@@ -49,8 +41,8 @@ describe("the API key", () => {
 
 describe("cancellation and timeouts", () => {
   it("stops at once, without retrying, when the caller aborts a stalled request", async () => {
-    server = await startLocalServer(() => undefined);
-    client = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, timeoutMs: 60_000 });
+    const server = await local.serve(() => undefined);
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, timeoutMs: 60_000 });
     const controller = new AbortController();
     const reason = new Error("shutting down");
 
@@ -62,10 +54,10 @@ describe("cancellation and timeouts", () => {
   });
 
   it("stops at once when the caller aborts during a backoff", async () => {
-    server = await startLocalServer((_request, response) => sendJson(response, 503, { message: "busy" }));
+    const server = await local.serve((_request, response) => sendJson(response, 503, { message: "busy" }));
     let retrying: () => void = () => undefined;
     const retried = new Promise<void>((resolve) => (retrying = resolve));
-    client = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, retryBaseMs: 60_000, retryCapMs: 60_000, hooks: { onRetry: () => retrying() } });
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, retryBaseMs: 60_000, retryCapMs: 60_000, hooks: { onRetry: () => retrying() } });
     const controller = new AbortController();
     const reason = new Error("shutting down");
     const pending = rejectionOf(client.getCampaign("c1", controller.signal));
@@ -77,12 +69,12 @@ describe("cancellation and timeouts", () => {
   });
 
   it("times out an attempt that gets no answer and retries it", async () => {
-    server = await startLocalServer((_request, response, index) => {
+    const server = await local.serve((_request, response, index) => {
       if (index === 0) return;
       sendJson(response, 200, { message: "Campaign paused" });
     });
     const retries: (number | undefined)[] = [];
-    client = new UpstreamClient({
+    const client = local.connect({
       baseUrl: server.url,
       apiKey: KEY,
       timeoutMs: 200,
@@ -101,7 +93,7 @@ describe("concurrency", () => {
   it("keeps at most `concurrency` requests in flight over at most that many connections", async () => {
     let inFlight = 0;
     let peak = 0;
-    server = await startLocalServer((_request, response) => {
+    const server = await local.serve((_request, response) => {
       inFlight += 1;
       peak = Math.max(peak, inFlight);
       setTimeout(() => {
@@ -109,8 +101,7 @@ describe("concurrency", () => {
         sendJson(response, 200, []);
       }, 20);
     });
-    const upstream = new UpstreamClient({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, concurrency: 3 });
-    client = upstream;
+    const upstream = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, concurrency: 3 });
 
     await Promise.all(Array.from({ length: 20 }, () => upstream.listReplies("c1")));
 
@@ -122,7 +113,7 @@ describe("concurrency", () => {
 
 describe("close", () => {
   it("lets a request in flight finish, then refuses new ones without sending them", async () => {
-    server = await startLocalServer((_request, response) => setTimeout(() => sendJson(response, 200, []), 50));
+    const server = await local.serve((_request, response) => setTimeout(() => sendJson(response, 200, []), 50));
     const upstream = new UpstreamClient({ baseUrl: server.url, apiKey: KEY });
 
     const inFlight = upstream.listReplies("c1");

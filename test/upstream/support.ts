@@ -3,7 +3,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { inspect } from "node:util";
+import { afterEach } from "vitest";
 import { createLogger, type Logger } from "../../src/logger.ts";
+import { UpstreamClient, type UpstreamClientOptions } from "../../src/upstream/client.ts";
 
 export interface LocalServer {
   url: string;
@@ -36,6 +38,27 @@ export async function startLocalServer(handler: (request: IncomingMessage, respo
       server.closeAllConnections();
       server.close();
       await once(server, "close");
+    },
+  };
+}
+
+/** Local servers and clients for a test file's tests, each closed after the test that opened it. */
+export function useLocalServers(): { serve: typeof startLocalServer; connect(options: UpstreamClientOptions): UpstreamClient } {
+  const opened: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    // Clients first: a server waits for the connections still open to it.
+    for (const each of opened.splice(0).reverse()) await each.close();
+  });
+  return {
+    serve: async (handler) => {
+      const server = await startLocalServer(handler);
+      opened.push(server);
+      return server;
+    },
+    connect: (options) => {
+      const client = new UpstreamClient(options);
+      opened.push(client);
+      return client;
     },
   };
 }

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
+import { describe, expect, it } from "vitest";
+import { UpstreamError, type UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
-import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./support.ts";
+import { rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
 /**
  * A page answer without a usable `total` (missing, null, negative, not a
@@ -10,23 +10,14 @@ import { rejectionOf, sendJson, startLocalServer, type LocalServer } from "./sup
  */
 
 const KEY = "untotalled-test-key";
-let server: LocalServer | undefined;
-let client: UpstreamClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const local = useLocalServers();
 
 function item(uid: string) {
   return { uid, name: `Campaign ${uid}`, workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
 }
 
 function clientFor(url: string, pageSize = 100): UpstreamClient {
-  client = new UpstreamClient({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5, pageSize });
-  return client;
+  return local.connect({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5, pageSize });
 }
 
 describe("a page without a usable total", () => {
@@ -38,7 +29,7 @@ describe("a page without a usable total", () => {
     ["a fraction", { data: [item("c1")], total: 1.5 }],
     ["a bare array", [item("c1")]],
   ])("reads its records with the total null when it is %s, asking once", async (_name, body) => {
-    server = await startLocalServer((_request, response) => sendJson(response, 200, body));
+    const server = await local.serve((_request, response) => sendJson(response, 200, body));
     const upstream = clientFor(server.url);
     const page = await upstream.page("campaigns", { offset: 0 });
     expect(page.records.map((record) => record.value.uid)).toEqual(["c1"]);
@@ -47,12 +38,12 @@ describe("a page without a usable total", () => {
   });
 
   it("still reads a total sent as a numeric string", async () => {
-    server = await startLocalServer((_request, response) => sendJson(response, 200, { data: [item("c1")], total: " 7 " }));
+    const server = await local.serve((_request, response) => sendJson(response, 200, { data: [item("c1")], total: " 7 " }));
     expect((await clientFor(server.url).page("campaigns", { offset: 0 })).total).toBe(7);
   });
 
   it("fails, after its retries, an answer that holds no array of records", async () => {
-    server = await startLocalServer((_request, response) => sendJson(response, 200, { items: [item("c1")], total: 1 }));
+    const server = await local.serve((_request, response) => sendJson(response, 200, { items: [item("c1")], total: 1 }));
     const error = await rejectionOf(clientFor(server.url).page("campaigns", { offset: 0 }));
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).message).toContain("protocol error: expected a JSON array or a {data: array, total: integer} envelope");
@@ -61,7 +52,7 @@ describe("a page without a usable total", () => {
 
   it("walks with pages() past short pages to the empty one, without asking it again", async () => {
     const all = Array.from({ length: 5 }, (_, index) => item(`c${index}`));
-    server = await startLocalServer((request, response) => {
+    const server = await local.serve((request, response) => {
       const offset = Number(new URL(request.url ?? "/", "http://x").searchParams.get("offset"));
       // The upstream caps its pages at 2 records whatever the limit, and sends no total.
       sendJson(response, 200, all.slice(offset, offset + 2));
