@@ -45,7 +45,7 @@ export async function printStatus(config: Config): Promise<void> {
       ),
     );
     const [issues, rejected, freshness] = await Promise.all([
-      fieldIssueCounts(warehouse.db),
+      fieldIssueCounts(warehouse.db, config.account),
       rejectedCounts(warehouse.db, config.account),
       eventLag(warehouse.db, config.account),
     ]);

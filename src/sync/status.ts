@@ -132,10 +132,11 @@ export interface FieldIssueCount {
 }
 
 /** Live rows with a deviating field, per table and field: what `coldsync status` shows of the field_issues view. */
-export async function fieldIssueCounts(db: Kysely<Database>): Promise<FieldIssueCount[]> {
+export async function fieldIssueCounts(db: Kysely<Database>, account: string): Promise<FieldIssueCount[]> {
   const { rows } = await sql<FieldIssueCount>`
     SELECT table_name, regexp_replace(field, '\\.\\d+(\\.|$)', '.*\\1', 'g') AS field, count(DISTINCT record_key)::int AS rows
       FROM field_issues
+     WHERE account = ${account}
      GROUP BY 1, 2
      ORDER BY 1, 2`.execute(db);
   return rows;

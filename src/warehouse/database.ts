@@ -407,8 +407,10 @@ export interface FieldIssuesView {
   reason: string;
   raw_value: Json;
   first_seen_at: Date;
-  /** The end of the latest run that met this kind of issue (table and field). */
+  /** The end of the latest run of the account that met this kind of issue (table and field). */
   last_seen_at: Date | null;
+  /** The account the row belongs to (`_account`, its campaign's, or for a contact a lead's campaign's). */
+  account: string | null;
 }
 
 /** Per event: how long it took to reach the warehouse. */

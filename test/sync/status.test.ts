@@ -62,9 +62,16 @@ describe("fieldIssueCounts and rejectedCounts", () => {
     await upsert(warehouse.db, "replies", [{ ...reply(1), _field_issues: { reply_classification: issue("out_of_office") } }], now, { source: "leads" });
     const campaign = { uid: "active", _account: "acme", name: "active", workspace_id: 1, created_on: minutesAgo(10_000), status: "running", _observed_at: now };
     await upsert(warehouse.db, "campaigns", [{ ...campaign, skip_days: ["Monday", "Holiday"], _field_issues: { "settings.skip_days.1": issue("Holiday") } }], now, { source: "campaign_detail" });
-    expect(await fieldIssueCounts(warehouse.db)).toEqual([
+    // Another account's campaign and reply in the same warehouse are not this account's issues.
+    await upsert(warehouse.db, "campaigns", [{ ...campaign, uid: "theirs-deviating", _account: "someone-else", _field_issues: { status: issue("sleeping") } }], now, { source: "campaigns" });
+    await upsert(warehouse.db, "replies", [{ ...reply(3), campaign_uid: "theirs-deviating", _field_issues: { reply_classification: issue("out_of_office") } }], now, { source: "replies" });
+    expect(await fieldIssueCounts(warehouse.db, "acme")).toEqual([
       { table_name: "campaigns", field: "settings.skip_days.*", rows: 1 },
       { table_name: "replies", field: "reply_classification", rows: 2 },
+    ]);
+    expect(await fieldIssueCounts(warehouse.db, "someone-else")).toEqual([
+      { table_name: "campaigns", field: "status", rows: 1 },
+      { table_name: "replies", field: "reply_classification", rows: 1 },
     ]);
     expect(await rejectedCounts(warehouse.db, "acme")).toEqual([]);
   });

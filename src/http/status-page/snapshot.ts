@@ -104,7 +104,7 @@ function directHeavyReads(sources: StatusSources): HeavyReads {
     engagement: (days) => section(() => engagement(db, account, days), HEAVY_TIMEOUT_MS),
     quality: () =>
       section(async () => {
-        const [rejected, fieldIssues, fieldIssueRows] = await Promise.all([rejectedCounts(db, account), fieldIssueCounts(db), fieldIssueRowsPerCampaign(db, account)]);
+        const [rejected, fieldIssues, fieldIssueRows] = await Promise.all([rejectedCounts(db, account), fieldIssueCounts(db, account), fieldIssueRowsPerCampaign(db, account)]);
         return { rejected, fieldIssues, fieldIssueRowsPerCampaign: fieldIssueRows };
       }, HEAVY_TIMEOUT_MS),
   };
