@@ -154,14 +154,19 @@ export class WalkCoverage<R> {
     });
   }
 
-  /** Soft-deletes what hangs from the rows this read deleted (`deleted`: per table, how many). */
-  async #cascade(db: Executor, scope: StreamScope, at: Date, deleted: ReadonlyMap<SyncedTableName, number>): Promise<void> {
+  /**
+   * Soft-deletes what hangs from the rows this read deleted (`deleted`: per table, how many). A cascade's rows count
+   * as deleted by this read for the cascades after it (a lead's schedules, then their events).
+   */
+  async #cascade(db: Executor, scope: StreamScope, at: Date, deleted: Map<SyncedTableName, number>): Promise<void> {
     for (const cascade of this.#stream.cascade ?? []) {
       const parents = this.#rules.find((rule) => rule.table === cascade.from);
       // Only what this read deleted (nearly always nothing, and then no query): children of parents deleted
       // before were cascaded then, and one a listing brought back since (a reply of a deleted schedule) is
       // live by that listing's word.
-      if (parents && (deleted.get(cascade.from) ?? 0) > 0) await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+      if (!parents || (deleted.get(cascade.from) ?? 0) === 0) continue;
+      const marked = await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+      for (const [table, count] of marked) deleted.set(table, (deleted.get(table) ?? 0) + count);
     }
   }
 
@@ -252,19 +257,23 @@ export async function resolveRejectedBefore(db: Executor, scope: StreamScope, st
  *
  * The parents' keys are read first: nearly always there are none, and the
  * children are then found through their index on the parent's key, instead of
- * a join that reads every child row of the warehouse.
+ * a join that reads every child row of the warehouse. Returns how many rows
+ * of each child table it marked.
  */
-export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentFilter: Record<string, unknown>, at: Date): Promise<void> {
+export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentFilter: Record<string, unknown>, at: Date): Promise<Map<SyncedTableName, number>> {
+  const marked = new Map<SyncedTableName, number>();
   const parentKey = NATURAL_KEYS[cascade.from][0] as string;
   let parents = db.selectFrom(cascade.from).select(sql.ref(parentKey).as("key")).where(sql.ref("_deleted_at"), "is not", null);
   for (const [column, value] of Object.entries(parentFilter)) parents = parents.where(sql.ref(column), "=", value);
   const keys = (await parents.execute()).map((row) => (row as { key: string | number }).key);
-  if (keys.length === 0) return;
+  if (keys.length === 0) return marked;
   for (const child of cascade.children) {
     const type = typeOf(await columnTypes(db, child.table), child.table, child.column);
-    await sql`
+    const result = await sql`
       UPDATE ${sql.id(child.table)} AS c SET _deleted_at = CAST(${at} AS timestamptz)
        WHERE c._deleted_at IS NULL
          AND c.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`.execute(db);
+    marked.set(child.table, (marked.get(child.table) ?? 0) + Number(result.numAffectedRows ?? 0));
   }
+  return marked;
 }

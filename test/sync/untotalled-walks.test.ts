@@ -96,6 +96,26 @@ describe("a walk without a total", () => {
     expect((await loadCheckpoint(h.warehouse.db, KEY)).state.missing).toEqual([]);
   });
 
+  it("takes a lead's schedules with it when a later lookup confirms it gone, though the walk before kept them for a failed lookup", async () => {
+    const h = await scripted({ status: "running", leads: 40 });
+    dropTotals(h, "no total");
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    unlist(h, "L5");
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    // The second walk without L5 asks about it, and the lookup fails: L5 and its schedule stay live.
+    const leadsHook = h.upstream.hook;
+    h.upstream.hook = (request) => (request.path === LOOKUP ? { status: 503, body: { message: "unavailable" } } : leadsHook?.(request));
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("partial");
+    expect(await leadLive(h, "L5")).toBe(true);
+    // The third walk's lookup confirms L5 gone: it goes, and its schedule with it.
+    h.upstream.hook = leadsHook;
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    expect(await leadLive(h, "L5")).toBe(false);
+    const schedule = await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 1005).executeTakeFirstOrThrow();
+    expect(schedule._deleted_at).toBeInstanceOf(Date);
+    expect(await live(h, "schedules")).toBe(39);
+  });
+
   it("keeps a lead one walk missed and the next saw again", async () => {
     const h = await scripted({ status: "running", leads: 40 });
     dropTotals(h, "no total");

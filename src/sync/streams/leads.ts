@@ -240,7 +240,9 @@ export const leads: PagedStream<Lead> = {
   key: (record) => record.uid,
   rows: leadRows,
   softDelete: LEAD_SOFT_DELETES,
-  cascade: [SCHEDULE_CHILDREN],
+  // A lead confirmed gone takes its schedules even when the walk could not judge them (kept for a failed lookup
+  // on the walk before, or seen since by another read), and they their events.
+  cascade: [LEAD_CHILDREN, SCHEDULE_CHILDREN],
   childrenOf: recordsBelowLead,
   copiesInto: ["replies", "link_clicks"],
   completeness: { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
