@@ -7,8 +7,9 @@ import type { PagedStream, StreamScope } from "./stream.ts";
 import { throwIfAborted } from "./stream-run.ts";
 
 /**
- * Confirms, one lookup each, the rows a proven walk did not see before they
- * are soft-deleted (a stream's `confirmMissing`). The listing's order is not
+ * Confirms, one lookup each, the rows a walk did not see before they are
+ * soft-deleted (a stream's `confirmMissing`): rows a proven walk did not see,
+ * or, for a listing without a total, rows two walks in a row did not see. The listing's order is not
  * guaranteed: a record that moves behind the cursor while one already read
  * goes leaves the total and every later position unchanged, so the walk
  * proves itself whole and would delete the one that moved. Nothing a walk by
@@ -41,14 +42,13 @@ export interface Confirmation<R> {
   lookups: number;
   /** Records the walk did not see that their lookups found: written with the walk's completion. */
   present: Lookup<R>[];
-  gone: number;
   /** Rows neither confirmed gone nor found: left live for a later walk. */
   undecided: number;
   /** Lookups that failed: their rows are among the undecided. */
   failures: Error[];
 }
 
-export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], gone: 0, undecided: 0, failures: [] };
+export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], undecided: 0, failures: [] };
 
 /** Some rows a walk did not see could not be looked up: they stay live until a later walk confirms them. */
 export class UnconfirmedMissingError extends Error {
@@ -113,7 +113,7 @@ export async function confirmMissing<R>(
   const counts = { candidates: candidates.length, asked: asked.length, gone: gone.length, present: present.length, undecided: kept.length };
   if (kept.length > 0) ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see stay live until a later walk confirms them");
   else ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see were looked up before their deletion");
-  return { lookups: asked.length, present, gone: gone.length, undecided: kept.length, failures };
+  return { lookups: asked.length, present, undecided: kept.length, failures };
 }
 
 /** `size` of `keys` at random: a record that answers its lookup but is never listed would otherwise take a place in every walk's sample. */

@@ -11,7 +11,7 @@ import type { PagedStream, StreamScope } from "./stream.ts";
 import { ByteBudget } from "./byte-budget.ts";
 import { addCounts, checkpointKey, fingerprint, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
 import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts";
-import { judgeWalk, reportUnknownTotals } from "./walk-proof.ts";
+import { judgeWalk, reportListingIssue, UNKNOWN_TOTAL, UNLISTED } from "./walk-proof.ts";
 
 /**
  * A paginated listing: walked with a healing cursor, each page written with
@@ -140,7 +140,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const walkResult = step.value;
     const fromStart = walkResult.fromStart;
     const judged = await judgeWalk(ctx, stream, scope, walkResult, coverage, pass >= MAX_PASSES, () => (withoutTotal += 1));
-    reportUnknownTotals(ctx, stream as PagedStream<unknown>, scope, withoutTotal, result);
+    reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "total", count: withoutTotal, reason: UNKNOWN_TOTAL }, result);
     if (judged === "again") {
       ctx.logger.info(
         { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
@@ -157,6 +157,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     // Lookups happen before the completion's transaction, which must not hold its locks over requests.
     const confirmation = proven || twice ? await confirmMissing(ctx, stream, coverage, scope, walkStartedAt, twice ? new Set(previouslyMissing) : undefined) : NOTHING_TO_CONFIRM;
     result.fetched += confirmation.lookups;
+    reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "listing", count: confirmation.present.length, reason: UNLISTED }, result);
     const completion = async (trx: Transaction<Database>) => {
       const completedAt = new Date();
       let judgedState: CheckpointState = {};

@@ -87,8 +87,8 @@ async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhyth
   return { ctx: { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal }, release: () => lock.release() };
 }
 
-/** How long a discovery waits between tries of the lock another process's discovery holds: at most this long after it ends. */
-const DISCOVERY_LOCK_RETRY_MS = 250;
+/** Waits between tries of the lock another process's discovery holds, doubling: each try opens a connection. */
+const DISCOVERY_LOCK_RETRY_MS = { first: 250, longest: 4_000 };
 
 /**
  * Waits for the account's discovery lock. The account's listings carry no
@@ -99,11 +99,11 @@ const DISCOVERY_LOCK_RETRY_MS = 250;
  */
 async function holdDiscovery(ctx: SyncContext): Promise<RunLock | undefined> {
   if (!ctx.locks) return undefined;
-  for (;;) {
+  for (let waitMs = DISCOVERY_LOCK_RETRY_MS.first; ; waitMs = Math.min(waitMs * 2, DISCOVERY_LOCK_RETRY_MS.longest)) {
     const lock = await ctx.locks.acquire([discoveryLockName(ctx.account)]);
     if (lock !== null) return lock;
     try {
-      await sleep(DISCOVERY_LOCK_RETRY_MS, undefined, ctx.signal ? { signal: ctx.signal } : {});
+      await sleep(waitMs, undefined, ctx.signal ? { signal: ctx.signal } : {});
     } catch {
       throwIfAborted(ctx.signal);
     }

@@ -100,8 +100,8 @@ interface StreamBase<R> {
 }
 
 /**
- * How the rows of one soft-delete rule that a proven walk did not see are confirmed gone before they are
- * soft-deleted: each is asked for by its key (a listing in no guaranteed order can move a record behind the
+ * How the rows of one soft-delete rule that a walk did not see (a proven walk, or two walks in a row of a
+ * listing without a total) are confirmed gone before they are soft-deleted: each is asked for by its key (a listing in no guaranteed order can move a record behind the
  * cursor while another goes, and no count tells that walk apart from a whole one). Run by confirm-missing.ts.
  */
 export interface MissingConfirmation<R> {

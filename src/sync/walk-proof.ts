@@ -59,16 +59,27 @@ export async function judgeWalk<R>(
   return { total, complete, proven: walked.fromStart && complete, shortOf: complete ? undefined : { seen: held - walked.vanished, total } };
 }
 
+/** Why listed records the walk did not see but their lookups found are named on the run. */
+export const UNLISTED =
+  "records the walk did not see that their lookups found: the listing left them out (or moved them behind the cursor); they were written, and more of them than a walk looks up stay undeleted";
+
 /**
- * Names a walk's pages without a usable total on the run, as deviating fields are (`<listing>.total` in
- * `sync_runs.field_issues` and /metrics), with one warning per walk.
+ * Names on the run what a walk found wrong with its listing, as deviating fields are (`<listing>.<what>` in
+ * `sync_runs.field_issues` and /metrics), with one warning per walk: pages without a usable total
+ * (`<listing>.total`), records the listing left out that their lookups found (`<listing>.listing`).
  */
-export function reportUnknownTotals(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, pages: number, result: StreamResult): void {
-  if (pages === 0) return;
-  const field = `${stream.resource}.total`;
-  result.fieldIssues[field] = (result.fieldIssues[field] ?? 0) + pages;
-  ctx.observer?.onFieldIssues?.(stream.name, field, pages);
-  ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, field, pages }, UNKNOWN_TOTAL);
+export function reportListingIssue(
+  ctx: SyncContext,
+  stream: PagedStream<unknown>,
+  scope: StreamScope,
+  issue: { what: "total" | "listing"; count: number; reason: string },
+  result: StreamResult,
+): void {
+  if (issue.count === 0) return;
+  const field = `${stream.resource}.${issue.what}`;
+  result.fieldIssues[field] = (result.fieldIssues[field] ?? 0) + issue.count;
+  ctx.observer?.onFieldIssues?.(stream.name, field, issue.count);
+  ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, field, count: issue.count }, issue.reason);
 }
 
 /**

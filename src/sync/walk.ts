@@ -150,8 +150,9 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     // Any page without one, kept or not, leaves a move the counts below could not see.
     if (page.total === null) totalUnknown = true;
     const received = page.records.length + page.rejected.length;
-    if (received === 0 && page.total !== null && request.reached < page.total && !request.again) {
-      // An empty page where the total promises more is more often a glitch than the end.
+    if (received === 0 && (page.total === null || request.reached < page.total) && !request.again) {
+      // An empty page where the total promises more, or where no total says there is no more, is more often
+      // a glitch than the end. (A walk without totals ends at an anchored page that brings nothing new.)
       options.discard?.(page);
       inFlight = send({ ...request, again: true });
       continue;

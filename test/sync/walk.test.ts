@@ -168,13 +168,13 @@ describe("walk", () => {
     expect(new Set(fresh)).toEqual(new Set(listing));
   });
 
-  it("without a total, continues past pages capped below the limit and ends only at an empty page, asked once", async () => {
+  it("without a total, continues past pages capped below the limit and ends only where the listing brings nothing new", async () => {
     const listing = records(23);
     const source = scripted(() => listing, { cap: 4, total: () => null });
     const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     expect(seen).toEqual(new Set(listing));
     expect(result).toEqual({ total: null, fromStart: true, restarts: 0, vanished: 0, arrived: 0 });
-    // Pages of 4 (each after the first anchored one early) until the empty page at 23: nothing promises more, so it is believed.
+    // Pages of 4 (each after the first anchored one early) until the anchored page at 22 brings nothing past its anchor.
     expect(source.offsets).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 22]);
   });
 
@@ -202,6 +202,14 @@ describe("walk", () => {
     const source = scripted(() => listing, { empty: (request) => request === 1 });
     const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     expect(seen).toEqual(new Set(listing));
+  });
+
+  it("asks again for an empty first page when no total says the listing is empty", async () => {
+    const listing = records(30);
+    const source = scripted(() => listing, { empty: (request) => request === 0, total: () => null });
+    const { seen, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(result).toMatchObject({ total: null, fromStart: true });
   });
 
   it("resumes from a checkpoint by finding its tail again, and reports only the records past it as fresh", async () => {
