@@ -5,6 +5,7 @@ import type { SyncContext } from "../../src/sync/context.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
 import { migrateToLatest } from "../../src/warehouse/migrate.ts";
+import { startDeviatingProxy, type Rewrite } from "./deviating-proxy.ts";
 
 /** An emulator, a migrated warehouse schema of its own and a sync context between them. */
 export interface SyncFixture {
@@ -25,6 +26,26 @@ export async function openSyncFixture(databaseUrl: string, schema: string, emula
     close: async () => {
       await attached.close();
       await emulator.close();
+    },
+  };
+}
+
+/** A sync fixture whose emulator is also read through a proxy that rewrites its answers (`deviating`, a client of the proxy). */
+export interface DeviatingFixture extends SyncFixture {
+  deviating: UpstreamClient;
+}
+
+export async function openDeviatingFixture(databaseUrl: string, schema: string, rewrite: Rewrite): Promise<DeviatingFixture> {
+  const fixture = await openSyncFixture(databaseUrl, schema);
+  const proxy = await startDeviatingProxy(fixture.emulator.url, rewrite);
+  const deviating = new UpstreamClient({ baseUrl: proxy.url, apiKey: TEST_KEY, requestsPerSecond: 1_000, concurrency: 8 });
+  return {
+    ...fixture,
+    deviating,
+    close: async () => {
+      await deviating.close();
+      await proxy.close();
+      await fixture.close();
     },
   };
 }

@@ -2,11 +2,10 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSummaryText } from "../../src/commands/output.ts";
 import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { startDeviatingProxy, type DeviatingProxy } from "../support/deviating-proxy.ts";
-import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
+import { openDeviatingFixture, TEST_KEY, type DeviatingFixture } from "../support/sync.ts";
 
 /**
  * Tolerant ingestion against an upstream that deviates from its document: a
@@ -18,9 +17,7 @@ import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts"
 const databaseUrl = useTestDatabase("tolerant");
 const UNKNOWN_CLASSIFICATION = "out_of_office";
 
-let fixture: SyncFixture;
-let proxy: DeviatingProxy;
-let deviating: UpstreamClient;
+let fixture: DeviatingFixture;
 /** Whether the proxy still strips the keyless lead's uid (the upstream fixes it later). */
 let keylessLeadBroken = true;
 
@@ -90,16 +87,12 @@ const belowKeyless = () => 1 + victims.keyless.schedules.reduce((sum, item) => s
 let first: RunSummary;
 
 beforeAll(async () => {
-  fixture = await openSyncFixture(databaseUrl(), "tolerant");
+  fixture = await openDeviatingFixture(databaseUrl(), "tolerant", deviate);
   victims = await chooseVictims(fixture.client);
-  proxy = await startDeviatingProxy(fixture.emulator.url, deviate);
-  deviating = new UpstreamClient({ baseUrl: proxy.url, apiKey: TEST_KEY, requestsPerSecond: 1_000, concurrency: 8 });
-  first = await runFullSync(fixture.context({ client: deviating }));
+  first = await runFullSync(fixture.context({ client: fixture.deviating }));
 });
 afterAll(async () => {
-  await deviating.close();
-  await proxy.close();
-  await fixture.close();
+  await fixture?.close();
 });
 
 describe("an upstream that deviates from its document", () => {
@@ -190,7 +183,7 @@ describe("an upstream that deviates from its document", () => {
     const db = fixture.warehouse.db;
     const issuesBefore = await db.selectFrom("field_issues").select(["table_name", "record_key", "source", "field", "first_seen_at"]).orderBy("table_name").orderBy("record_key").orderBy("field").orderBy("source").execute();
     const startedAt = new Date();
-    const second = await runFullSync(fixture.context({ client: deviating }));
+    const second = await runFullSync(fixture.context({ client: fixture.deviating }));
     expect(second.outcome).toBe("partial");
     for (const table of ["workspaces", "domains", "contact_lists", "campaigns", "campaign_sending_domains", "email_sequences", "leads", "contacts", "schedules", "replies", "link_clicks", "email_opens"]) {
       const touched = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where _synced_at >= ${startedAt} or _deleted_at is not null`.execute(db);
@@ -203,7 +196,7 @@ describe("an upstream that deviates from its document", () => {
 
   it("lands the lead once the upstream sends its key again, and resolves its rejected row", async () => {
     keylessLeadBroken = false;
-    const third = await runFullSync(fixture.context({ client: deviating }));
+    const third = await runFullSync(fixture.context({ client: fixture.deviating }));
     expect(third.outcome).toBe("succeeded");
     const db = fixture.warehouse.db;
     expect(await db.selectFrom("leads").select("uid").where("uid", "=", victims.keyless.uid).executeTakeFirst()).toBeDefined();

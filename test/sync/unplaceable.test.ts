@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { startDeviatingProxy, type DeviatingProxy } from "../support/deviating-proxy.ts";
-import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
+import { openDeviatingFixture, type DeviatingFixture } from "../support/sync.ts";
 
 /**
  * Records that cannot be placed and look alike: every one of them is kept,
@@ -16,9 +15,7 @@ const databaseUrl = useTestDatabase("unplaceable");
 
 type Json = Record<string, unknown>;
 
-let fixture: SyncFixture;
-let proxy: DeviatingProxy;
-let deviating: UpstreamClient;
+let fixture: DeviatingFixture;
 let run: RunSummary;
 /** A campaign with at least three open events: its first two lose their opened_on and come to name the same schedule. */
 let opensCampaign: string;
@@ -60,15 +57,11 @@ function deviate(path: string, query: URLSearchParams, body: unknown): unknown {
 }
 
 beforeAll(async () => {
-  fixture = await openSyncFixture(databaseUrl(), "unplaceable");
+  fixture = await openDeviatingFixture(databaseUrl(), "unplaceable", deviate);
   await chooseVictims(fixture.client);
-  proxy = await startDeviatingProxy(fixture.emulator.url, deviate);
-  deviating = new UpstreamClient({ baseUrl: proxy.url, apiKey: TEST_KEY, requestsPerSecond: 1_000, concurrency: 8 });
-  run = await runFullSync(fixture.context({ client: deviating }));
+  run = await runFullSync(fixture.context({ client: fixture.deviating }));
 });
 afterAll(async () => {
-  await deviating?.close();
-  await proxy?.close();
   await fixture?.close();
 });
 

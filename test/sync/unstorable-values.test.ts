@@ -2,12 +2,11 @@ import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { startDeviatingProxy, type DeviatingProxy } from "../support/deviating-proxy.ts";
-import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
+import { openDeviatingFixture, type DeviatingFixture } from "../support/sync.ts";
 
 /**
  * Values that are valid JSON but that PostgreSQL cannot store as they came:
@@ -23,9 +22,7 @@ const databaseUrl = useTestDatabase("unstorable");
 
 type Json = Record<string, unknown>;
 
-let fixture: SyncFixture;
-let proxy: DeviatingProxy;
-let deviating: UpstreamClient;
+let fixture: DeviatingFixture;
 let run: RunSummary;
 
 interface Victims {
@@ -111,15 +108,11 @@ function deviate(path: string, query: URLSearchParams, body: unknown): unknown {
 }
 
 beforeAll(async () => {
-  fixture = await openSyncFixture(databaseUrl(), "unstorable");
+  fixture = await openDeviatingFixture(databaseUrl(), "unstorable", deviate);
   victims = await chooseVictims(fixture.client);
-  proxy = await startDeviatingProxy(fixture.emulator.url, deviate);
-  deviating = new UpstreamClient({ baseUrl: proxy.url, apiKey: TEST_KEY, requestsPerSecond: 1_000, concurrency: 8 });
-  run = await runFullSync(fixture.context({ client: deviating }));
+  run = await runFullSync(fixture.context({ client: fixture.deviating }));
 });
 afterAll(async () => {
-  await deviating?.close();
-  await proxy?.close();
   await fixture?.close();
 });
 
@@ -194,7 +187,7 @@ describe("values PostgreSQL cannot store as they came", () => {
   it("rewrite no row when read again unchanged, and keep the records set aside", async () => {
     const db = fixture.warehouse.db;
     const startedAt = new Date();
-    const second = await runFullSync(fixture.context({ client: deviating }));
+    const second = await runFullSync(fixture.context({ client: fixture.deviating }));
     expect(second.failures).toEqual([]);
     expect(second.outcome).toBe("partial");
     for (const table of ["domains", "campaigns", "leads", "schedules", "replies", "link_clicks", "email_opens"]) {

@@ -4,10 +4,8 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFullSync } from "../../src/sync/runs.ts";
 import { verify, type VerifyLine } from "../../src/sync/verify.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { startDeviatingProxy, type DeviatingProxy } from "../support/deviating-proxy.ts";
-import { openSyncFixture, TEST_KEY, type SyncFixture } from "../support/sync.ts";
+import { openDeviatingFixture, TEST_KEY, type DeviatingFixture } from "../support/sync.ts";
 
 /** `coldsync verify` reconciles the warehouse with the upstream, and names what is missing (issue 15). */
 
@@ -15,9 +13,7 @@ const run = promisify(execFile);
 const databaseUrl = useTestDatabase("verify");
 const SCHEMA = "verify";
 
-let fixture: SyncFixture;
-let proxy: DeviatingProxy;
-let deviating: UpstreamClient;
+let fixture: DeviatingFixture;
 /** What the proxy does to the upstream's answers, per test. */
 let rewrite: (path: string, body: unknown) => unknown = (_path, body) => body;
 
@@ -51,15 +47,11 @@ async function busyCampaign(): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await openSyncFixture(databaseUrl(), SCHEMA);
-  proxy = await startDeviatingProxy(fixture.emulator.url, (path, _query, body) => rewrite(path, body));
-  deviating = new UpstreamClient({ baseUrl: proxy.url, apiKey: TEST_KEY, requestsPerSecond: 1_000, concurrency: 8 });
+  fixture = await openDeviatingFixture(databaseUrl(), SCHEMA, (path, _query, body) => rewrite(path, body));
   expect((await runFullSync(fixture.context())).outcome).toBe("succeeded");
 });
 afterAll(async () => {
-  await deviating.close();
-  await proxy.close();
-  await fixture.close();
+  await fixture?.close();
 });
 
 describe("verify", () => {
@@ -84,7 +76,7 @@ describe("verify", () => {
       await sql`delete from ${sql.table(table)} where campaign_uid = ${victim}`.execute(db);
     }
     await sql`delete from sync_checkpoints where campaign_uid = ${victim}`.execute(db);
-    const summary = await runFullSync(fixture.context({ client: deviating }));
+    const summary = await runFullSync(fixture.context({ client: fixture.deviating }));
     expect(summary.outcome).toBe("partial");
 
     const result = await verify(fixture.context());
@@ -133,7 +125,7 @@ describe("verify", () => {
       }
       return body;
     };
-    await runFullSync(fixture.context({ client: deviating, }), { campaignUid: victim });
+    await runFullSync(fixture.context({ client: fixture.deviating, }), { campaignUid: victim });
     const result = await verify(fixture.context(), { campaignUid: victim });
     expect(result.lines.filter((line) => line.status === "rejected")).toEqual([
       expect.objectContaining({ campaignUid: victim, stream: "leads", recordKey: null, reason: expect.stringMatching(/^uid: missing \(a key field/) }),
@@ -150,7 +142,7 @@ describe("verify", () => {
       paths.push(path);
       return body;
     };
-    const result = await verify(fixture.context({ client: deviating }), { campaignUid: victim, deep: "all" });
+    const result = await verify(fixture.context({ client: fixture.deviating }), { campaignUid: victim, deep: "all" });
     rewrite = (_path, body) => body;
     expect(notOk(result.lines)).toEqual([]);
     for (const stream of ["leads", "replies", "link_clicks", "email_opens"]) {
