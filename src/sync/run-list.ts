@@ -22,7 +22,8 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   const waitStart = stageStart();
   const listing = await stream.fetch(ctx.client, scope, ctx.signal);
   addStage("fetchWait", waitStart);
-  const held = await heldKeys(ctx, stream as ListStream<unknown>, scope);
+  // What the warehouse held before this read: the records it finds new (collect). Read before the listing is written.
+  const held = options.collect ? await heldKeys(ctx, stream as ListStream<unknown>, scope) : new Map<SyncedTableName, KeyRow[]>();
   const coverage = new WalkCoverage(stream);
   coverage.add(listing.records, listing.rejected);
   const counts = await writePage(
@@ -30,7 +31,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
       const completedAt = new Date();
-      const missing = await coverage.markMissingTwice(trx, scope, completedAt, checkpoint.state.missing ?? [], held);
+      const missing = await coverage.markMissingAgain(trx, scope, completedAt, readStartedAt, checkpoint.state.missing ?? []);
       await coverage.resolveRejected(trx, scope, readStartedAt, completedAt);
       await saveCheckpoint(
         trx,

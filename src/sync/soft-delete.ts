@@ -6,7 +6,7 @@ import { findMissing, markDeleted, markDeletedKeys, type MissingRows } from "../
 import { arrayLiteral } from "../warehouse/array-literal.ts";
 import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
-import { naturalKeyText, type KeyRow } from "./natural-keys.ts";
+import { naturalKeyText } from "./natural-keys.ts";
 import type { CascadeRule, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -106,8 +106,8 @@ export class WalkCoverage<R> {
   }
 
   /**
-   * For a walk that cannot prove it saw every record (its listing announced no usable total): the rows it did not
-   * see, judged as markMissing judges them, are soft-deleted only when `previouslyMissing` (the previous such
+   * For a read that cannot prove it saw every record (a listing without a total, or whose pages announced none
+   * usable, read through from the start): the rows it did not see, judged as markMissing judges them, are soft-deleted only when `previouslyMissing` (the previous such
    * walk's answer) lists them too, with what hangs from them; a rule whose rows the stream confirms deletes only
    * the rows settle() confirmed gone (confirmMissing asked only about those the previous walk lacked too).
    * Returns the rows (`table:key`) the next walk is to judge again: those left out and not deleted, and, for a
@@ -189,37 +189,6 @@ export class WalkCoverage<R> {
       protectedRows: rule.parent && parents.size > 0 ? { column: rule.parent.column, values: [...parents] } : undefined,
       observedBefore: readStartedAt,
     };
-  }
-
-  /**
-   * For a listing that cannot prove it is whole (no total to check it
-   * against): soft-deletes only the rows that `previouslyMissing` (the
-   * previous read's answer) already lacked, and returns the rows the next
-   * read is to confirm: those this read lacks for the first time, and, for a
-   * rule this read cannot judge, those the previous read lacked. `held` has
-   * the rows of each rule's table in the scope as they were before this read
-   * was written (what the read wrote, it vouches for).
-   */
-  async markMissingTwice(db: Executor, scope: StreamScope, at: Date, previouslyMissing: readonly string[], held: ReadonlyMap<SyncedTableName, readonly KeyRow[]>): Promise<string[]> {
-    const before = new Set(previouslyMissing);
-    const toConfirm: string[] = [];
-    for (const [index, rule] of this.#rules.entries()) {
-      if (this.#blocked[index]) {
-        // This read can tell nothing about the rule's rows: what the previous read lacked waits for the next.
-        toConfirm.push(...previouslyMissing.filter((text) => text.startsWith(`${rule.table}:`)));
-        continue;
-      }
-      const vouched = this.#keys[index] as Map<string, Record<string, unknown>>;
-      const keep: Record<string, unknown>[] = [...vouched.values()];
-      for (const row of held.get(rule.table) ?? []) {
-        const missing = `${rule.table}:${row.text}`;
-        if (!row.live || vouched.has(row.text) || before.has(missing)) continue;
-        keep.push(row.key);
-        toConfirm.push(missing);
-      }
-      await markDeleted(db, rule.table, rule.within(scope) as never, keep as never[], at);
-    }
-    return toConfirm;
   }
 
   /** Rejected records of this stream and scope that this read no longer met are resolved (fixed or gone upstream). */
