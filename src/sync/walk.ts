@@ -35,8 +35,8 @@ import { rejectedIdentity } from "../upstream/parsing.ts";
  *
  * A page without a usable total (Page.total null) is walked like any other,
  * but nothing is read from its total: a short page does not end the walk
- * (only an empty one does, and it promises nothing, so it is not asked
- * again), and the vanished and arrived counts skip the pages whose total, or
+ * (an anchored page that brings nothing new does, or an empty page asked
+ * twice), and the vanished and arrived counts skip the pages whose total, or
  * whose predecessor's, is unknown. The walk then says its total is unknown:
  * it cannot prove it saw every record.
  *
