@@ -42,7 +42,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     name: settings.name ?? "coldsync",
     redact: { paths: REDACTED_PATHS, censor: REDACTED },
     hooks: {
-      ...(secrets.length === 0 ? {} : { streamWrite: (line: string) => scrubSecrets(line, secrets) }),
+      ...(secrets.length === 0 ? {} : { streamWrite: secretScrubber(secrets) }),
       ...(settings.quiet === undefined
         ? {}
         : {
@@ -58,12 +58,16 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
 }
 
 /**
- * Replaces each secret as written, as it reads inside a JSON string (a key with a quote or a backslash
- * is escaped in a log line) and as it reads in a URL (percent-encoded), longest form first.
+ * A function that replaces each secret as written, as it reads inside a JSON string (a key with a quote or a
+ * backslash is escaped in a log line) and as it reads in a URL (percent-encoded), longest form first. The forms
+ * are worked out once: the function runs on every line written.
  */
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  const forms = new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]));
-  let scrubbed = text;
-  for (const form of [...forms].sort((a, b) => b.length - a.length)) scrubbed = scrubbed.split(form).join(REDACTED);
-  return scrubbed;
+export function secretScrubber(secrets: readonly string[]): (text: string) => string {
+  const forms = [...new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]))];
+  forms.sort((a, b) => b.length - a.length);
+  return (text) => {
+    let scrubbed = text;
+    for (const form of forms) scrubbed = scrubbed.split(form).join(REDACTED);
+    return scrubbed;
+  };
 }

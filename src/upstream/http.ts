@@ -8,7 +8,7 @@ import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
 import { mayHoldUnstorable, storableString } from "./storable-text.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { scrubSecrets, type Logger } from "../logger.ts";
+import { secretScrubber, type Logger } from "../logger.ts";
 
 /**
  * One account's connection to the upstream: a keep-alive pool of
@@ -67,6 +67,8 @@ export interface RequestView {
 
 export class HttpTransport {
   readonly #options: HttpTransportOptions;
+  /** Removes the API key from a text (an error message, an answer's excerpt) in every form it can take there. */
+  readonly #scrub: (text: string) => string;
   readonly #pool: Pool;
   readonly #queue: PQueue;
   readonly #pathPrefix: string;
@@ -74,6 +76,7 @@ export class HttpTransport {
 
   constructor(options: HttpTransportOptions) {
     this.#options = options;
+    this.#scrub = secretScrubber([options.apiKey]);
     const base = new URL(options.baseUrl);
     this.#pathPrefix = base.pathname.replace(/\/+$/, "");
     this.#pool = new Pool(base.origin, { connections: options.concurrency });
@@ -224,9 +227,6 @@ export class HttpTransport {
     return new UpstreamError(this.#scrub(message), { endpoint: request.endpoint, method: request.method, ...details });
   }
 
-  #scrub(text: string): string {
-    return scrubSecrets(text, [this.#options.apiKey]);
-  }
 
   #reportRetry(request: HttpRequest, error: UpstreamError, attempt: number, delayMs: number, tally: Tally): void {
     tally.retries += 1;
