@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runCampaignSync, runDiscovery } from "../../src/sync/runs.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
+import type { Campaign } from "../../src/upstream/resources.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
+import { buildCampaign } from "../support/scripted-upstream.ts";
+
+/**
+ * A proven walk of the campaigns listing soft-deletes a campaign it did not see (and with it every lead,
+ * schedule and event it holds) only once the campaign's detail (#2) answers 404.
+ */
+
+const databaseUrl = useTestDatabase("confirmed_campaign_deletes");
+const MAIN = "cmp_main";
+const scripted = useScriptedCampaigns(databaseUrl, MAIN);
+const LISTING = "/api/v1/campaigns/";
+const DETAIL = "/api/v1/campaign/";
+const clients: UpstreamClient[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+});
+
+/**
+ * Twelve campaigns listed five to a page, MAIN seventh (on the second page), MAIN synced with its three leads.
+ * Returns the context discoveries run with.
+ */
+async function twelveCampaigns(h: ScriptedCampaign) {
+  const others = Array.from({ length: 11 }, (_, index) => buildCampaign(`cmp_${String(index + 1).padStart(2, "0")}`, "running"));
+  h.upstream.state.campaigns.splice(0, 1, ...others.slice(0, 6), h.upstream.state.campaigns[0] as Campaign, ...others.slice(6));
+  const client = new UpstreamClient({ baseUrl: h.upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000, pageSize: 5 });
+  clients.push(client);
+  const context = h.context({ client });
+  expect((await runDiscovery(context)).outcome).toBe("succeeded");
+  expect((await runCampaignSync(context, MAIN)).outcome).toBe("succeeded");
+  return context;
+}
+
+async function liveCampaigns(h: ScriptedCampaign): Promise<string[]> {
+  const rows = await h.warehouse.db.selectFrom("campaigns").select("uid").where("_deleted_at", "is", null).orderBy("uid").execute();
+  return rows.map((row) => row.uid);
+}
+
+async function liveLeadsOf(h: ScriptedCampaign, campaignUid: string): Promise<number> {
+  const rows = await h.warehouse.db.selectFrom("leads").select("uid").where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).execute();
+  return rows.length;
+}
+
+const detailLookups = (h: ScriptedCampaign) => h.requested().filter((path) => path === DETAIL).length;
+
+describe("a campaign that moved behind the cursor while one already read went", () => {
+  it("stays live with its leads, written from its detail, and the one that went is soft-deleted by the next discovery", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const context = await twelveCampaigns(h);
+    const listed = h.upstream.state.campaigns;
+    let done = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (!done && path === LISTING && Number(query.get("offset")) > 0) {
+        done = true;
+        const [moved] = listed.splice(6, 1); // MAIN moves to the front, renamed on the way
+        listed.unshift({ ...(moved as Campaign), settings: { ...(moved as Campaign).settings, name: "Renamed" } });
+        listed.splice(2, 1); // and cmp_02 (read on the first page) goes: the total and every later position stay put
+      }
+      return undefined;
+    };
+    h.requested();
+    const moved = await runDiscovery(context);
+    expect(moved.outcome).toBe("succeeded");
+    expect(moved.campaigns.map((campaign) => campaign.uid)).toContain(MAIN);
+    expect(detailLookups(h)).toBe(1);
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+    const row = await h.warehouse.db.selectFrom("campaigns").select("name").where("uid", "=", MAIN).executeTakeFirstOrThrow();
+    expect(row.name).toBe("Renamed");
+    expect(moved.fieldIssues).toEqual({ "campaigns.listing": 1 });
+
+    h.upstream.hook = undefined;
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(await liveCampaigns(h)).not.toContain("cmp_02");
+    expect(await liveCampaigns(h)).toContain(MAIN);
+  });
+
+  it("is soft-deleted with its leads once its detail answers 404, one lookup for it", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const context = await twelveCampaigns(h);
+    h.upstream.state.campaigns.splice(6, 1);
+    h.requested();
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(1);
+    expect(await liveCampaigns(h)).not.toContain(MAIN);
+    expect(await liveLeadsOf(h, MAIN)).toBe(0);
+  });
+
+  it("stays live, its name kept, when its detail answers with settings that cannot be read", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const context = await twelveCampaigns(h);
+    const [main] = h.upstream.state.campaigns.splice(6, 1) as Campaign[];
+    h.upstream.hook = ({ path }) => (path === DETAIL ? { status: 200, body: { ...main, status: "paused", settings: null } } : undefined);
+    const found = await runDiscovery(context);
+    expect(found.outcome).toBe("succeeded");
+    expect(found.fieldIssues).toEqual({ "campaigns.listing": 1, "campaigns.name": 1 });
+    const row = await h.warehouse.db.selectFrom("campaigns").select(["name", "status", "_deleted_at"]).where("uid", "=", MAIN).executeTakeFirstOrThrow();
+    expect(row).toEqual({ name: `Campaign ${MAIN}`, status: "paused", _deleted_at: null });
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+  });
+
+  it("stays live with its leads when its lookup fails, the discovery partial, and goes with the next one", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const context = await twelveCampaigns(h);
+    h.upstream.state.campaigns.splice(6, 1);
+    h.upstream.hook = ({ path }) => (path === DETAIL ? { status: 503, body: { message: "unavailable" } } : undefined);
+    const failed = await runDiscovery(context);
+    expect(failed.outcome).toBe("partial");
+    expect(failed.failures.map((failure) => failure.error.name)).toEqual(["UnconfirmedMissingError"]);
+    expect(await liveCampaigns(h)).toContain(MAIN);
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+    h.upstream.hook = undefined;
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(await liveCampaigns(h)).not.toContain(MAIN);
+  });
+});
