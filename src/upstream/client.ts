@@ -152,8 +152,8 @@ export class UpstreamClient {
 
   /**
    * Every page of a listing, one at a time, from `startOffset`, until the
-   * listing ends (see isLastPage: an empty page, asked twice where the total
-   * promises more, or a short page at the total).
+   * listing ends (see isLastPage: an empty page, asked twice unless the total
+   * says the end is reached, or a short page at the total).
    * A plain walk: the sync's own walk (src/sync/walk.ts) also heals a cursor
    * that the listing moved under.
    */
@@ -163,8 +163,9 @@ export class UpstreamClient {
     let pageSize = this.#pageSize;
     for (;;) {
       let page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
-      // An empty page where the total promises more is more often a glitch than the end: asked once more.
-      if (page.records.length + page.rejected.length === 0 && page.total !== null && offset < page.total) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
+      // An empty page where the total promises more, or where no total says there is no more, is more often a
+      // glitch than the end: asked once more, as the sync's walk does.
+      if (page.records.length + page.rejected.length === 0 && (page.total === null || offset < page.total)) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
       const received = page.records.length + page.rejected.length;
       if (received > 0) yield page;
       offset += received;

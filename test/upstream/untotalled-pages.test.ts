@@ -50,7 +50,7 @@ describe("a page without a usable total", () => {
     expect((error as UpstreamError).attempts).toBe(3);
   });
 
-  it("walks with pages() past short pages to the empty one, without asking it again", async () => {
+  it("walks with pages() past short pages to the empty one, asked once more before it ends the walk", async () => {
     const all = Array.from({ length: 5 }, (_, index) => item(`c${index}`));
     const server = await local.serve((request, response) => {
       const offset = Number(new URL(request.url ?? "/", "http://x").searchParams.get("offset"));
@@ -60,6 +60,14 @@ describe("a page without a usable total", () => {
     const seen: string[] = [];
     for await (const page of clientFor(server.url, 3).pages("campaigns", {})) seen.push(...page.records.map((record) => record.value.uid));
     expect(seen).toEqual(["c0", "c1", "c2", "c3", "c4"]);
-    expect(server.requests).toEqual([0, 2, 4, 5].map((offset) => `GET ${PATHS.campaigns}?limit=3&offset=${offset}`));
+    expect(server.requests).toEqual([0, 2, 4, 5, 5].map((offset) => `GET ${PATHS.campaigns}?limit=3&offset=${offset}`));
+  });
+
+  it("walks with pages() past an empty first page that was a glitch", async () => {
+    let asked = 0;
+    const server = await local.serve((_request, response) => sendJson(response, 200, (asked += 1) === 1 ? { data: [] } : { data: asked === 2 ? [item("c0")] : [] }));
+    const seen: string[] = [];
+    for await (const page of clientFor(server.url, 3).pages("campaigns", {})) seen.push(...page.records.map((record) => record.value.uid));
+    expect(seen).toEqual(["c0"]);
   });
 });
