@@ -9,6 +9,7 @@ import * as rhythms from "./0007_rhythms_and_freshness.ts";
 import * as leadCopies from "./0008_lead_copies.ts";
 import * as detailObservations from "./0009_detail_observations.ts";
 import * as fieldIssuesByAccount from "./0010_field_issues_by_account.ts";
+import * as campaignDeletionHistory from "./0011_campaign_deletion_history.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   "0008_lead_copies": leadCopies,
   "0009_detail_observations": detailObservations,
   "0010_field_issues_by_account": fieldIssuesByAccount,
+  "0011_campaign_deletion_history": campaignDeletionHistory,
 };

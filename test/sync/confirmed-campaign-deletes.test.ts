@@ -89,6 +89,9 @@ describe("a campaign that moved behind the cursor while one already read went", 
     expect(detailLookups(h)).toBe(1);
     expect(await liveCampaigns(h)).not.toContain(MAIN);
     expect(await liveLeadsOf(h, MAIN)).toBe(0);
+    // Its sending domains went with it, yet its settings did not change: the last version stays open, domains and all.
+    const history = await h.warehouse.db.selectFrom("campaign_history").select(["settings", "valid_to"]).where("campaign_uid", "=", MAIN).orderBy("valid_from", "desc").execute();
+    expect(history[0]).toEqual({ settings: expect.objectContaining({ sending_domains: [1] }), valid_to: null });
   });
 
   it("stays live, its name kept, when its detail answers with settings that cannot be read", async () => {

@@ -1,0 +1,73 @@
+import { sql, type Kysely } from "kysely";
+
+/**
+ * A campaign's deletion is not a change of its settings. The deletion takes
+ * the campaign's sending domains with it (soft-deleted with their campaign),
+ * and the history, which lists the live ones, recorded a last version whose
+ * `sending_domains` was empty, dated by the campaign's last observation
+ * (hours before the deletion, it claimed the campaign had stopped sending from
+ * its domains then). A deleted campaign now records no version: its last one
+ * stays open, as the last state the upstream showed. The function is
+ * 0005's, with that one condition added.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE OR REPLACE FUNCTION record_campaign_history(target_uid text) RETURNS void
+      LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      DECLARE
+        current_status text;
+        current_settings jsonb;
+        observed timestamptz;
+        deleted boolean;
+        open_row campaign_history%ROWTYPE;
+        stamp timestamptz;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('coldsync.campaign_history:' || target_uid, 0));
+        SELECT c.status,
+               jsonb_build_object(
+                 'name', c.name,
+                 'reply_to_address', c.reply_to_address,
+                 'daily_email_limit', c.daily_email_limit,
+                 'skip_days', c.skip_days,
+                 'single_subject', c.single_subject,
+                 'scheduling_strategy', c.scheduling_strategy,
+                 'from_time', c.from_time,
+                 'to_time', c.to_time,
+                 'time_zone', c.time_zone,
+                 'add_unsub_link', c.add_unsub_link,
+                 'unsub_link_type', c.unsub_link_type,
+                 'custom_unsub_text', c.custom_unsub_text,
+                 'click_tracking_enabled', c.click_tracking_enabled,
+                 'open_tracking_enabled', c.open_tracking_enabled,
+                 'skip_dangerous_emails', c.skip_dangerous_emails,
+                 'skip_disposable_emails', c.skip_disposable_emails,
+                 'skip_catchall_emails', c.skip_catchall_emails,
+                 'skip_full_inbox_emails', c.skip_full_inbox_emails,
+                 'skip_invalid_emails', c.skip_invalid_emails,
+                 'forward_negative_emails', c.forward_negative_emails,
+                 'forward_netural_emails', c.forward_netural_emails,
+                 'sending_domains', COALESCE(
+                   (SELECT jsonb_agg(d.domain_id ORDER BY d.domain_id)
+                      FROM campaign_sending_domains d
+                     WHERE d.campaign_uid = c.uid AND d._deleted_at IS NULL),
+                   '[]'::jsonb)),
+               c._observed_at,
+               c._deleted_at IS NOT NULL
+          INTO current_status, current_settings, observed, deleted
+          FROM campaigns c
+         WHERE c.uid = target_uid;
+        IF NOT FOUND OR deleted THEN
+          RETURN;
+        END IF;
+        stamp := observed;
+        SELECT * INTO open_row FROM campaign_history WHERE campaign_uid = target_uid AND valid_to IS NULL;
+        IF FOUND THEN
+          IF open_row.status IS NOT DISTINCT FROM current_status AND open_row.settings = current_settings THEN
+            RETURN;
+          END IF;
+          stamp := greatest(stamp, open_row.valid_from + interval '1 microsecond');
+          UPDATE campaign_history SET valid_to = stamp WHERE campaign_uid = target_uid AND valid_from = open_row.valid_from;
+        END IF;
+        INSERT INTO campaign_history (campaign_uid, valid_from, status, settings)
+        VALUES (target_uid, stamp, current_status, current_settings);
+      END $$`.execute(db);
+}
