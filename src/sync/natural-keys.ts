@@ -1,6 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
-import { columnTypes } from "../warehouse/column-arrays.ts";
+import { columnTypes, keyColumn } from "../warehouse/column-arrays.ts";
 import type { Database } from "../warehouse/database.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
 
@@ -25,9 +24,7 @@ export interface KeyRow {
 /** The natural keys of the rows of `table` within `filter`: every row, or only live ones. */
 export async function keyRows(db: Kysely<Database>, table: SyncedTableName, filter: Record<string, string>, which: "all" | "live"): Promise<KeyRow[]> {
   const types = await columnTypes(db, table);
-  const columns = NATURAL_KEYS[table].map((column) =>
-    types.get(column) === "timestamp with time zone" ? sql`to_char(${sql.ref(column)} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT})`.as(column) : sql.ref(column).as(column),
-  );
+  const columns = NATURAL_KEYS[table].map((column) => keyColumn(types, column).as(column));
   let query = db.selectFrom(table).select([...columns, sql<boolean>`${sql.ref("_deleted_at")} IS NULL`.as("_live")]);
   if (which === "live") query = query.where(sql.ref("_deleted_at"), "is", null);
   for (const [column, value] of Object.entries(filter)) query = query.where(sql.ref(column), "=", value);

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Kysely, type RawBuilder, type Transaction } from "kysely";
+import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import { columnLiteral } from "./array-literal.ts";
 import type { Database } from "./database.ts";
 import type { SyncedTableName } from "./tables.ts";
@@ -46,4 +47,14 @@ export function columnLiterals(rows: readonly object[], columns: readonly string
 /** `CAST(literal AS type[])` for each column, in order, for unnest(). */
 export function typedArrays(table: SyncedTableName, columns: readonly string[], types: ColumnTypes, literals: readonly unknown[]) {
   return sql.join(columns.map((column, index) => sql`CAST(${literals[index]} AS ${sql.raw(typeOf(types, table, column))}[])`));
+}
+
+/**
+ * A key column as keys are read back to be compared as text: an instant as
+ * canonical instant text to the microsecond (src/upstream/instant.ts), since a
+ * Date read back would keep only milliseconds. `row` qualifies the column.
+ */
+export function keyColumn(types: ColumnTypes, column: string, row?: string): RawBuilder<unknown> {
+  const ref = row === undefined ? sql.ref(column) : sql.id(row, column);
+  return types.get(column) === "timestamp with time zone" ? sql`to_char(${ref} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT})` : sql`${ref}`;
 }

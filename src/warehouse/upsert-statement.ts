@@ -19,7 +19,7 @@ export interface UpsertResult {
  * Columns that one source knows and another does not send as a value:
  * a link-click listing row (no id) must never clear the id a schedule's copy gave.
  */
-const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks: ["id"] };
+export const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks: ["id"] };
 
 /**
  * Rows that are copies inside other records (a lead's schedules and contact),

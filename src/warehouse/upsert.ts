@@ -40,7 +40,7 @@ export type { UpsertResult } from "./upsert-statement.ts";
  */
 
 /** Rows per statement: large enough to amortise a round trip, small enough to keep one statement's memory modest. */
-const ROWS_PER_STATEMENT = 5_000;
+export const ROWS_PER_STATEMENT = 5_000;
 
 export interface UpsertOptions {
   /** Whose field issues the rows carry (the stream that read them); required when they carry `_field_issues`. */
@@ -115,7 +115,7 @@ async function upsertGroup(
  * column taking its last defined value. Keys are compared as PostgreSQL will:
  * a timestamptz given as a Date or as text is one instant, to the microsecond.
  */
-function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: ColumnTypes): readonly object[] {
+export function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: ColumnTypes): readonly object[] {
   const key: readonly string[] = NATURAL_KEYS[table];
   const part = (column: string, value: unknown): string => {
     if (value instanceof Date) return `${value.toISOString().slice(0, 23)}000Z`;
@@ -144,7 +144,7 @@ function mergedPerKey(table: SyncedTableName, rows: readonly object[], types: Co
   return byKey.size === rows.length ? rows : [...byKey.values()];
 }
 
-interface ColumnGroup {
+export interface ColumnGroup {
   columns: string[];
   rows: object[];
 }
@@ -154,7 +154,7 @@ interface ColumnGroup {
  * each row is first checked against the first row's columns by counting,
  * without building a column list per row.
  */
-function groupByColumns(table: SyncedTableName, rows: readonly object[]): ColumnGroup[] {
+export function groupByColumns(table: SyncedTableName, rows: readonly object[]): ColumnGroup[] {
   const base: ColumnGroup = { columns: definedColumns(rows[0] as Record<string, unknown>), rows: [] };
   const groups = new Map<string, ColumnGroup>([[base.columns.join(","), base]]);
   for (const row of rows as readonly Record<string, unknown>[]) {

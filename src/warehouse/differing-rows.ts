@@ -1,0 +1,89 @@
+import { sql } from "kysely";
+import { columnLiterals, columnTypes, keyColumn, typedArrays, type ColumnTypes, type Executor } from "./column-arrays.ts";
+import { NATURAL_KEYS, type RowInput, type SyncedTableName } from "./tables.ts";
+import { groupByColumns, mergedPerKey, ROWS_PER_STATEMENT } from "./upsert.ts";
+import { KEEP_KNOWN } from "./upsert-statement.ts";
+
+/**
+ * Which of a source's rows the warehouse holds with other values (`coldsync
+ * verify --values`). A column differs exactly when upserting the row would
+ * change it: the comparison is the upsert's no-rewrite rule (IS DISTINCT FROM
+ * on the same typed arrays, so after the same casts), run by PostgreSQL, so
+ * instants compare to the microsecond and jsonb as values, whatever the order
+ * of an object's keys.
+ *
+ * Compared are the live rows held under the rows' natural keys (a row missing
+ * from the warehouse or extra in it is the key sets' to name), on the columns
+ * each row provides except its key and the bookkeeping columns (`_extra`,
+ * `_field_issues`, `_observed_at`, `_account`, …: how a row was read and whose
+ * it is, not what the upstream holds). A column a row leaves out (a field that
+ * could not be read) keeps its value in an upsert, so it is not compared; one
+ * that keeps its known value (KEEP_KNOWN) differs only where the row gives one.
+ */
+
+export interface DifferingRow {
+  /** The natural key, each column as text in the form keyRows reads it (instants as canonical text). */
+  key: Record<string, string>;
+  columns: string[];
+}
+
+export interface RowComparison {
+  /** Rows compared: those held live that had a column to compare. */
+  compared: number;
+  differing: DifferingRow[];
+}
+
+export async function differingRows<T extends SyncedTableName>(db: Executor, table: T, rows: readonly RowInput<T>[]): Promise<RowComparison> {
+  const result: RowComparison = { compared: 0, differing: [] };
+  if (rows.length === 0) return result;
+  const types = await columnTypes(db, table);
+  // Merged first, as the upsert merges a call's rows with one key: a later row's values win.
+  const comparable = mergedPerKey(table, rows, types).flatMap((row) => comparedPart(table, row as Record<string, unknown>));
+  if (comparable.length === 0) return result;
+  for (const group of groupByColumns(table, comparable)) {
+    for (let start = 0; start < group.rows.length; start += ROWS_PER_STATEMENT) {
+      const chunk = await compareGroup(db, table, group.columns, group.rows.slice(start, start + ROWS_PER_STATEMENT), types);
+      result.compared += chunk.compared;
+      result.differing.push(...chunk.differing);
+    }
+  }
+  return result;
+}
+
+/** The row's key and the columns it has to compare; nothing when it has none (a sending domain's row is all key). */
+function comparedPart(table: SyncedTableName, row: Record<string, unknown>): Record<string, unknown>[] {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const part: Record<string, unknown> = {};
+  let compared = 0;
+  for (const column in row) {
+    const inKey = key.includes(column);
+    if (row[column] === undefined || (!inKey && column.startsWith("_"))) continue;
+    part[column] = row[column];
+    if (!inKey) compared += 1;
+  }
+  return compared === 0 ? [] : [part];
+}
+
+async function compareGroup(db: Executor, table: SyncedTableName, columns: readonly string[], rows: readonly object[], types: ColumnTypes): Promise<RowComparison> {
+  const key: readonly string[] = NATURAL_KEYS[table];
+  const keepKnown = KEEP_KNOWN[table] ?? [];
+  const held = (column: string) => sql.id("t", column);
+  const given = (column: string) => sql.id("r", column);
+  // What the upsert would write: a column that keeps its known value is not cleared by a row without one.
+  const written = (column: string) => (keepKnown.includes(column) ? sql`COALESCE(${given(column)}, ${held(column)})` : sql`${given(column)}`);
+  const differs = columns
+    .filter((column) => !key.includes(column))
+    .map((column) => sql`CASE WHEN ${held(column)} IS DISTINCT FROM ${written(column)} THEN CAST(${column} AS text) END`);
+  const keyText = key.map((column) => sql`CAST(${keyColumn(types, column, "t")} AS text)`);
+  const literals = columnLiterals(rows, columns, types);
+  const { rows: summary } = await sql<{ compared: number; differing: [string[], string[]][] | null }>`
+    SELECT CAST(count(*) AS integer) AS compared,
+           json_agg(json_build_array(d.key, d.columns)) FILTER (WHERE cardinality(d.columns) > 0) AS differing
+      FROM (SELECT ARRAY[${sql.join(keyText)}] AS key, array_remove(ARRAY[${sql.join(differs)}], NULL) AS columns
+              FROM unnest(${typedArrays(table, columns, types, literals)}) AS r(${sql.join(columns.map((column) => sql.id(column)))})
+              JOIN ${sql.id(table)} AS t ON ${sql.join(key.map((column) => sql`${held(column)} = ${given(column)}`), sql` AND `)}
+             WHERE t._deleted_at IS NULL) AS d`.execute(db);
+  const { compared = 0, differing = null } = summary[0] ?? {};
+  const keyOf = (values: string[]) => Object.fromEntries(key.map((column, index) => [column, values[index] as string]));
+  return { compared, differing: (differing ?? []).map(([values, differs]) => ({ key: keyOf(values), columns: differs })) };
+}
