@@ -5,8 +5,10 @@ import type { Database } from "../warehouse/database.ts";
 import type { SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
+import { keyList, type KeyList } from "./key-list.ts";
 import { keyRows } from "./natural-keys.ts";
 import { recordVerification } from "./verifications.ts";
+import { compareCampaignDetail, ScopeValues } from "./verify-values.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
 import { walk } from "./walk.ts";
@@ -27,6 +29,8 @@ import { walk } from "./walk.ts";
  *   leads lists against the live ones (a schedule wrongly held as deleted
  *   changes no count of a listing).
  * - Every record still rejected is its own line, with its reason.
+ * - `values` compares the values of the rows the records read above map to,
+ *   and of each campaign's detail (verify-values.ts).
  *
  * Without `deep`, verification reads listings, totals and the replies of each
  * campaign, never a lead walk, except for campaigns the warehouse lacks.
@@ -38,7 +42,7 @@ import { walk } from "./walk.ts";
  * and have it reported extra.
  */
 
-export type CheckStatus = "ok" | "missing" | "extra" | "rejected";
+export type CheckStatus = "ok" | "missing" | "extra" | "rejected" | "differs";
 
 export interface VerifyLine {
   /** Null for account-level lines. */
@@ -46,9 +50,9 @@ export interface VerifyLine {
   /** The stream (or `schedules`) the line is about. */
   stream: string;
   status: CheckStatus;
-  /** The upstream's count; null for a rejected record's line. */
+  /** The upstream's count (for a values line: the rows compared); null for a rejected record's line. */
   upstream: number | null;
-  /** Live rows in the warehouse. */
+  /** Live rows in the warehouse (for a values line: the rows compared). */
   warehouse: number;
   /** Records of it rejected and still met. */
   rejected: number;
@@ -58,17 +62,21 @@ export interface VerifyLine {
   /** For a `rejected` line: why, and what of its key could be read. */
   reason?: string;
   recordKey?: string | null;
+  /** For a values line: the table whose rows the stream's records were compared with. */
+  table?: string;
+  /** For a values line: the rows whose values differ, and per column how many of them. */
+  differingKeys?: KeyList;
+  columns?: Record<string, number>;
 }
 
-export interface KeyList {
-  count: number;
-  first: string[];
-}
+export type { KeyList };
 
 export interface VerifyOptions {
   campaignUid?: string;
   /** Compare key sets of leads and events: for campaigns whose counts disagree, or for all. */
   deep?: "mismatched" | "all";
+  /** Compare the values of the rows held with those of the records read (and each campaign's detail, one request more). */
+  values?: boolean;
 }
 
 export interface VerifyResult {
@@ -77,8 +85,6 @@ export interface VerifyResult {
   problems: number;
   requests: number;
 }
-
-const FIRST_KEYS = 5;
 
 /** The campaign streams whose listings have a count to check. */
 const COUNTED_STREAMS = [leads, replies, linkClicks, emailOpens] as (PagedStream<unknown> | ListStream<unknown>)[];
@@ -96,6 +102,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   const run: SyncContext = { ...ctx, client };
   const lines: VerifyLine[] = [];
   const account = { account: ctx.account, campaignUid: null };
+  const valuesOf = (scope: StreamScope) => (options.values === true ? new ScopeValues(ctx.db, scope) : undefined);
   let campaignUids: string[];
   let unheld = new Set<string>();
   if (options.campaignUid !== undefined) {
@@ -104,11 +111,13 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     if (held.size === 0) unheld = new Set(campaignUids);
   } else {
     const upstreamCampaigns = new Set<string>();
+    const values = valuesOf(account);
     for (const stream of ACCOUNT_STREAMS) {
-      const upstream = await upstreamKeys(run, stream as PagedStream<unknown> | ListStream<unknown>, account);
+      const upstream = await upstreamKeys(run, stream as PagedStream<unknown> | ListStream<unknown>, account, undefined, values);
       if (stream.name === "campaigns") for (const uid of upstream) upstreamCampaigns.add(uid);
       lines.push(await keyedLine(run, stream as PagedStream<unknown> | ListStream<unknown>, account, upstream));
     }
+    lines.push(...(values?.lines() ?? []));
     const warehouseCampaigns = await liveKeySet(ctx.db, "campaigns", { _account: ctx.account });
     unheld = new Set([...upstreamCampaigns].filter((uid) => !warehouseCampaigns.has(uid)));
     campaignUids = [...new Set([...upstreamCampaigns, ...warehouseCampaigns])].sort();
@@ -118,13 +127,15 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   for (const campaignUid of campaignUids) {
     const scope: StreamScope = { account: ctx.account, campaignUid };
     const listed: ListedSchedules = { ids: new Set(), unreadable: new Set(), read: false };
+    const values = valuesOf(scope);
+    if (values) await compareCampaignDetail(run, values, campaignUid);
     const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
-      keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined));
+      keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
     const campaignLines: VerifyLine[] = [];
     // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice.
     // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
-    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : ((await countedLine(run, stream, scope)) ?? (await keyed(stream))));
-    if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid));
+    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
+    if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid, values));
     if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
       for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
     }
@@ -135,7 +146,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
       if (at === -1) campaignLines.push(line);
       else campaignLines[at] = line;
     }
-    lines.push(...campaignLines);
+    lines.push(...campaignLines, ...(values?.lines() ?? []));
   }
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
@@ -159,19 +170,25 @@ interface ListedSchedules {
   read: boolean;
 }
 
-/** Every key the upstream lists for a stream and scope, in the stream's key form; a walk of leads also fills `schedules`. */
-async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules): Promise<Set<string>> {
-  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules), new Set<string>());
+/**
+ * Every key the upstream lists for a stream and scope, in the stream's key form; a walk of leads also fills
+ * `schedules`, and the records read are compared by value when `values` is given.
+ */
+async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), new Set<string>());
 }
 
 type ListedLead = { uid: string; schedules: ({ id: unknown } | null)[] | null };
 
-async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules): Promise<Set<string>> {
+async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
   const keys = new Set<string>();
   if (stream.kind === "list") {
-    for (const record of (await stream.fetch(ctx.client, scope, ctx.signal)).records) keys.add(stream.key(record.value));
+    const listing = await stream.fetch(ctx.client, scope, ctx.signal);
+    for (const record of listing.records) keys.add(stream.key(record.value));
+    await values?.begin(stream).compare(listing.records);
     return keys;
   }
+  let compared = values?.begin(stream);
   const pages = walk({
     fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
     key: stream.key,
@@ -186,6 +203,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
       keys.clear();
       schedules?.ids.clear();
       schedules?.unreadable.clear();
+      compared = values?.begin(stream);
     }
     restarts = walked.restarts;
     for (const record of walked.page.records) {
@@ -198,15 +216,21 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
         else schedules.unreadable.add(lead.uid);
       }
     }
+    // Only the records past the page's anchor: the anchor was compared with the page before.
+    await compared?.compare(walked.fresh);
   }
   if (schedules !== undefined) schedules.read = true;
   return keys;
 }
 
-/** The upstream's count of a campaign stream: a listing's total (null when it announces none usable), or the length of the unpaged reply listing. */
-async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<number | null> {
+/**
+ * The upstream's count of a campaign stream: a listing's total (null when it announces none usable), or the length
+ * of the unpaged reply listing, whose records are compared by value when `values` is given.
+ */
+async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, values?: ScopeValues): Promise<number | null> {
   if (stream.kind === "list") {
     const listing = await unlessGone(scope, () => stream.fetch(ctx.client, scope, ctx.signal), undefined);
+    if (listing !== undefined) await values?.begin(stream).compare(listing.records);
     return listing === undefined ? 0 : listing.records.length + listing.rejected.length;
   }
   return unlessGone(scope, () => listingTotal(ctx, stream, scope), 0);
@@ -217,11 +241,11 @@ function statusOf(upstream: number, held: number): CheckStatus {
 }
 
 /** A stream's count against the warehouse's; undefined when the upstream announces no count to compare with. */
-async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope): Promise<VerifyLine | undefined> {
+async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, values?: ScopeValues): Promise<VerifyLine | undefined> {
   const completeness = stream.completeness;
   if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
   const [upstream, warehouse, rejected] = await Promise.all([
-    upstreamCount(ctx, stream, scope),
+    upstreamCount(ctx, stream, scope, values),
     liveRows(ctx.db, completeness.table, completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
@@ -237,27 +261,21 @@ async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListSt
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
   // Keys are those of placed records on both sides; a record that could not be placed has a `rejected` line of its own.
-  const missing = [...upstream].filter((key) => !held.has(key)).sort();
-  const extra = [...held].filter((key) => !upstream.has(key)).sort();
+  const missing = [...upstream].filter((key) => !held.has(key));
+  const extra = [...held].filter((key) => !upstream.has(key));
   const status: CheckStatus = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
-  return {
-    campaignUid: scope.campaignUid,
-    stream: stream.name,
-    status,
-    upstream: upstream.size,
-    warehouse: held.size,
-    rejected,
-    missingKeys: { count: missing.length, first: missing.slice(0, FIRST_KEYS) },
-    extraKeys: { count: extra.length, first: extra.slice(0, FIRST_KEYS) },
-  };
+  const counts = { upstream: upstream.size, warehouse: held.size, rejected };
+  return { campaignUid: scope.campaignUid, stream: stream.name, status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
 }
 
-/** For a campaign the warehouse does not hold: its schedules, counted by walking its leads. */
-async function schedulesLine(ctx: SyncContext, campaignUid: string): Promise<VerifyLine> {
+/** For a campaign the warehouse does not hold: its schedules, counted by walking its leads (compared by value when `values` is given). */
+async function schedulesLine(ctx: SyncContext, campaignUid: string, values?: ScopeValues): Promise<VerifyLine> {
   const upstream = await unlessGone({ account: ctx.account, campaignUid }, async () => {
     let schedules = 0;
+    const compared = values?.begin(leads);
     for await (const page of ctx.client.pages("leads", { campaignUid }, ctx.signal)) {
       for (const record of page.records) schedules += record.value.schedules?.length ?? 0;
+      await compared?.compare(page.records);
     }
     return schedules;
   }, 0);
@@ -272,18 +290,11 @@ async function schedulesLine(ctx: SyncContext, campaignUid: string): Promise<Ver
 async function keyedSchedulesLine(db: Kysely<Database>, campaignUid: string, listed: ListedSchedules): Promise<VerifyLine> {
   const rows = await db.selectFrom("schedules").select(["id", "lead_uid"]).where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).execute();
   const live = new Set(rows.map((row) => String(row.id)));
-  const missing = [...listed.ids].filter((id) => !live.has(id)).sort();
-  const extra = rows.filter((row) => !listed.ids.has(String(row.id)) && !listed.unreadable.has(row.lead_uid)).map((row) => String(row.id)).sort();
-  return {
-    campaignUid,
-    stream: "schedules",
-    status: missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok",
-    upstream: listed.ids.size,
-    warehouse: live.size,
-    rejected: 0,
-    missingKeys: { count: missing.length, first: missing.slice(0, FIRST_KEYS) },
-    extraKeys: { count: extra.length, first: extra.slice(0, FIRST_KEYS) },
-  };
+  const missing = [...listed.ids].filter((id) => !live.has(id));
+  const extra = rows.filter((row) => !listed.ids.has(String(row.id)) && !listed.unreadable.has(row.lead_uid)).map((row) => String(row.id));
+  const status = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
+  const counts = { upstream: listed.ids.size, warehouse: live.size, rejected: 0 };
+  return { campaignUid, stream: "schedules", status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
 }
 
 async function campaignsWithRejectedDetail(db: Kysely<Database>, account: string): Promise<string[]> {

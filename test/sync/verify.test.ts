@@ -65,6 +65,23 @@ describe("verify", () => {
     expect(result.requests).toBeLessThanOrEqual(discovery * 2 + campaigns * 4);
   });
 
+  it("finds no value differing after a clean sync, in every table the records read map to, for one #2 per campaign more", async () => {
+    const keysOnly = await verify(fixture.context(), { deep: "all" });
+    const result = await verify(fixture.context(), { deep: "all", values: true });
+    expect(notOk(result.lines)).toEqual([]);
+    const compared = result.lines.filter((line) => line.table !== undefined);
+    expect(new Set(compared.map((line) => `${line.stream} → ${line.table}`))).toEqual(
+      new Set([
+        ...["workspaces", "domains", "contact_lists", "campaigns", "replies", "link_clicks", "email_opens"].map((stream) => `${stream} → ${stream}`),
+        "campaign_detail → campaigns",
+        ...["contacts", "leads", "schedules", "email_sequences", "replies", "link_clicks"].map((table) => `leads → ${table}`),
+      ]),
+    );
+    expect(compared.every((line) => (line.upstream ?? 0) > 0 && line.differingKeys?.count === 0)).toBe(true);
+    const campaigns = new Set(result.lines.filter((line) => line.campaignUid !== null).map((line) => line.campaignUid)).size;
+    expect(result.requests - keysOnly.requests).toBe(campaigns);
+  });
+
   it("reports the leads, schedules and events of a campaign whose detail could not be placed, with the upstream's counts", async () => {
     const victim = await busyCampaign();
     rewrite = (path, body) => {
