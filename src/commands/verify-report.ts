@@ -9,8 +9,16 @@ function keys(label: string, list: KeyList | undefined): string | null {
   return `${label} ${list.count}: ${list.first.map((key) => shortId(key, 28)).join(", ")}${list.count > list.first.length ? ", …" : ""}`;
 }
 
+/** `differs 3: key1, key2, … (status 2, name 1)`: the rows whose values differ, then how many of them differ per column. */
+function valuesOf(line: VerifyLine): string {
+  if (line.status === "ok") return "values equal";
+  const columns = Object.entries(line.columns ?? {}).map(([column, rows]) => `${column} ${rows}`);
+  return `${keys("differs", line.differingKeys) ?? "differs"} (${columns.join(", ")})`;
+}
+
 function detailOf(line: VerifyLine): string {
   if (line.status === "rejected") return `${line.recordKey ? `${shortId(line.recordKey, 28)}: ` : ""}${line.reason ?? ""}`;
+  if (line.table !== undefined) return valuesOf(line);
   return [keys("missing", line.missingKeys), keys("extra", line.extraKeys)].filter((part) => part !== null).join("; ");
 }
 
@@ -27,7 +35,7 @@ export async function runVerify(config: Config, options: VerifyOptions, json: bo
           ["campaign", "stream", "upstream", "warehouse", "rejected", "check", "detail"],
           result.lines.map((line) => [
             line.campaignUid === null ? "account" : shortId(line.campaignUid),
-            line.stream,
+            line.table === undefined ? line.stream : `${line.stream} → ${line.table}`,
             line.upstream,
             line.warehouse,
             line.rejected,
@@ -41,6 +49,9 @@ export async function runVerify(config: Config, options: VerifyOptions, json: bo
           ? `all ${result.lines.length} checks are ok (${result.requests} requests)`
           : `${result.problems} of ${result.lines.length} checks are not ok (${result.requests} requests)`,
       );
+      if (result.lines.some((line) => line.status === "differs")) {
+        console.log("values also differ where the upstream changed a record after the last sync: verify again after a sync to tell the two apart");
+      }
     }
     process.exitCode = result.problems === 0 ? 0 : 1;
   } finally {

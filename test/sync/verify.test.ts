@@ -207,6 +207,32 @@ describe("coldsync verify", () => {
     expect(stdout).toMatch(/checks are ok/);
   });
 
+  it("prints the rows whose values differ with --values, and the columns, and exits 1", async () => {
+    const db = fixture.warehouse.db;
+    const workspace = (await db.selectFrom("workspaces").select("id").orderBy("id").executeTakeFirstOrThrow()).id;
+    await db.updateTable("workspaces").set({ credits_remaining: sql`credits_remaining + 1` }).where("id", "=", workspace).execute();
+    const failure = await cli(["--values"]).then(
+      () => undefined,
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stdout).toMatch(new RegExp(`workspaces → workspaces .*│ differs +│ differs 1: ${workspace} \\(credits_remaining 1\\)`));
+    expect(failure?.stdout).toMatch(/1 of \d+ checks are not ok/);
+    expect(failure?.stdout).toMatch(/upstream changed a record after the last sync/);
+    const json = await cli(["--values", "--json"]).then(
+      () => undefined,
+      (error: { stdout: string }) => JSON.parse(error.stdout) as { lines: VerifyLine[] },
+    );
+    expect(json?.lines.find((line) => line.status === "differs")).toMatchObject({
+      stream: "workspaces",
+      table: "workspaces",
+      differingKeys: { count: 1, first: [String(workspace)] },
+      columns: { credits_remaining: 1 },
+    });
+    await sql`delete from sync_checkpoints`.execute(db);
+    await runFullSync(fixture.context());
+  });
+
   it("prints the same result as JSON, identifiers in full, and exits 1 on a problem", async () => {
     const db = fixture.warehouse.db;
     const campaign = (await db.selectFrom("campaigns").select("uid").where(sql`length(uid)`, "=", 255).executeTakeFirstOrThrow()).uid;
