@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import { campaignStatus, eventLag, fieldIssueCounts, lastRuns, rejectedCounts } from "../sync/status.ts";
+import { campaignStatus, deviationsOf, eventLag, fieldIssueCounts, lastRuns, rejectedCounts } from "../sync/status.ts";
 import { openWarehouse } from "../warehouse/connect.ts";
 import { table } from "./output.ts";
 
@@ -77,7 +77,7 @@ export async function printStatus(config: Config): Promise<void> {
     const runs = await lastRuns(warehouse.db, config.account);
     console.log(
       table(
-        ["run", "trigger", "scope", "started", "seconds", "outcome", "requests", "retries", "rejected"],
+        ["run", "trigger", "scope", "started", "seconds", "outcome", "requests", "retries", "rejected", "deviations"],
         runs.map((run) => [
           run.id,
           run.trigger,
@@ -88,6 +88,7 @@ export async function printStatus(config: Config): Promise<void> {
           run.requests,
           run.retries,
           run.rejected,
+          deviationsOf(run.field_issues),
         ]),
       ),
     );

@@ -116,11 +116,22 @@ export async function campaignStatus(db: Kysely<Database>, account: string, now 
 export async function lastRuns(db: Kysely<Database>, account: string, limit = 10) {
   return db
     .selectFrom("sync_runs")
-    .select(["id", "trigger", "scope", "started_at", "finished_at", "outcome", "requests", "retries", "rejected"])
+    .select(["id", "trigger", "scope", "started_at", "finished_at", "outcome", "requests", "retries", "rejected", "field_issues"])
     .where("account", "=", account)
     .orderBy("id", "desc")
     .limit(limit)
     .execute();
+}
+
+/**
+ * A run's deviations (sync_runs.field_issues), most frequent first, as `name count`: fields of records, and what
+ * no row can hold, such as a listing without a total (`leads.total`) or records only a lookup found
+ * (`leads.listing`). Empty when every field read as the spec describes it.
+ */
+export function deviationsOf(fieldIssues: Record<string, number>, first = 3): string {
+  const named = Object.entries(fieldIssues).sort(([a, left], [b, right]) => right - left || (a < b ? -1 : 1));
+  const shown = named.slice(0, first).map(([name, count]) => `${name} ${count}`);
+  return named.length > first ? `${shown.join(", ")}, … (${named.length} fields)` : shown.join(", ");
 }
 
 export interface FieldIssueCount {

@@ -75,6 +75,7 @@ describe("coldsync commands", () => {
     const status = await coldsync(["status"], env);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/running/);
+    expect(status.stdout).toMatch(/│ deviations │/);
 
     emulator.advance(2 * 24 * 3600);
     const stale = await coldsync(["verify"], env);

@@ -132,7 +132,8 @@ describe("runs panel", () => {
       [UIDS.fresh, "running"],
     ]);
     expect(runs.map((run) => run.durationMs)).toEqual([60_000, 60_000, 60_000]);
-    expect(runs[0]).toMatchObject({ requests: 120, errors: 1, firstError: BEHIND_ERROR });
+    expect(runs[0]).toMatchObject({ requests: 120, errors: 1, firstError: BEHIND_ERROR, fieldIssues: { "leads.total": 2, "schedules.status": 5 } });
+    expect(runs[1]?.fieldIssues).toEqual({});
   });
 
   it("spreads each finished run's requests over the minutes it lasted", () => {

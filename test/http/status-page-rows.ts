@@ -78,6 +78,7 @@ export async function seedStatusRows(warehouse: Warehouse): Promise<void> {
     outcome: "succeeded" | "partial" | "failed" | "running";
     requests: number;
     errors?: unknown[];
+    fieldIssues?: Record<string, number>;
     account?: string;
   }) => ({
     account: values.account ?? ACCOUNT,
@@ -88,13 +89,14 @@ export async function seedStatusRows(warehouse: Warehouse): Promise<void> {
     outcome: values.outcome,
     requests: values.requests,
     errors: JSON.stringify(values.errors ?? []),
+    field_issues: JSON.stringify(values.fieldIssues ?? {}),
   });
   await db
     .insertInto("sync_runs")
     .values([
       // The complete campaign failed three hours ago, and every stream that counts has completed since.
       run({ scope: null, started: ago(3 * HOUR), finished: ago(3 * HOUR - MIN), outcome: "partial", requests: 600, errors: [{ campaign_uid: UIDS.done, stream: "leads", message: "old failure" }] }),
-      run({ scope: UIDS.behind, started: ago(20 * MIN), finished: ago(19 * MIN), outcome: "partial", requests: 120, errors: [{ campaign_uid: UIDS.behind, stream: "email_opens", message: BEHIND_ERROR }] }),
+      run({ scope: UIDS.behind, started: ago(20 * MIN), finished: ago(19 * MIN), outcome: "partial", requests: 120, errors: [{ campaign_uid: UIDS.behind, stream: "email_opens", message: BEHIND_ERROR }], fieldIssues: { "leads.total": 2, "schedules.status": 5 } }),
       run({ scope: null, started: ago(5 * MIN), finished: ago(4 * MIN), outcome: "partial", requests: 30, errors: [{ campaign_uid: null, stream: "domains", message: ACCOUNT_ERROR }] }),
       run({ scope: UIDS.fresh, started: ago(MIN), finished: null, outcome: "running", requests: 0 }),
       run({ scope: null, started: ago(2 * MIN), finished: ago(MIN), outcome: "failed", requests: 999, errors: [{ campaign_uid: UIDS.other, stream: "leads", message: "other account" }], account: "other" }),

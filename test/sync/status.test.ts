@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { achievedCadences, campaignLag, eventLag, fieldIssueCounts, rejectedCounts } from "../../src/sync/status.ts";
+import { achievedCadences, campaignLag, deviationsOf, eventLag, fieldIssueCounts, rejectedCounts } from "../../src/sync/status.ts";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
 import { migrateToLatest } from "../../src/warehouse/migrate.ts";
 import { upsert } from "../../src/warehouse/upsert.ts";
@@ -133,5 +133,13 @@ describe("eventLag and achievedCadences", () => {
       { campaign_uid: "active", rhythm: "leads", seconds: 15 * 60 },
       { campaign_uid: "done", rhythm: "leads", seconds: 60 * 60 },
     ]);
+  });
+});
+
+describe("deviationsOf", () => {
+  it("names a run's deviations most frequent first, the first three, and how many fields there were", () => {
+    expect(deviationsOf({})).toBe("");
+    expect(deviationsOf({ "leads.total": 2, "schedules.status": 5 })).toBe("schedules.status 5, leads.total 2");
+    expect(deviationsOf({ b: 1, a: 1, c: 3, d: 2 })).toBe("c 3, d 2, a 1, … (4 fields)");
   });
 });

@@ -5,6 +5,7 @@ import { html, type SafeHtml } from "./html.ts";
 import { readAtNote, sectionError } from "./render-health.ts";
 import type { RunBar } from "./runs.ts";
 import type { StatusSnapshot } from "./snapshot.ts";
+import { deviationsOf } from "../../sync/status.ts";
 
 /** The activity half of the page: runs, request rate, engagement and data quality. */
 
@@ -25,6 +26,8 @@ function runTitle(run: RunBar, names: Map<string, string>): string {
     `${run.finishedAt ? "took" : "running for"} ${formatDuration(run.durationMs)} · ${formatCount(run.requests)} requests`,
   ];
   if (run.firstError) lines.push(`${run.errors} error(s): ${clip(run.firstError, 200)}`);
+  const deviations = deviationsOf(run.fieldIssues);
+  if (deviations !== "") lines.push(`deviated from the spec: ${deviations}`);
   return lines.join("\n");
 }
 

@@ -23,6 +23,8 @@ export interface RunBar {
   requests: number;
   errors: number;
   firstError: string | null;
+  /** sync_runs.field_issues: what deviated from the spec in the run, per field. */
+  fieldIssues: Record<string, number>;
 }
 
 export async function recentRuns(db: Kysely<Database>, account: string, limit: number, now = new Date()): Promise<RunBar[]> {
@@ -36,6 +38,7 @@ export async function recentRuns(db: Kysely<Database>, account: string, limit: n
       "started_at",
       "finished_at",
       "requests",
+      "field_issues",
       sql<number>`CASE WHEN jsonb_typeof(errors) = 'array' THEN jsonb_array_length(errors) ELSE 0 END`.as("errors"),
       sql<string | null>`errors->0->>'message'`.as("first_error"),
     ])
@@ -54,6 +57,7 @@ export async function recentRuns(db: Kysely<Database>, account: string, limit: n
     requests: row.requests,
     errors: Number(row.errors),
     firstError: row.first_error,
+    fieldIssues: row.field_issues,
   }));
 }
 
