@@ -22,8 +22,9 @@ import { walk } from "./walk.ts";
  *   the upstream's totals of leads, replies, clicks and opens against the
  *   warehouse's live rows plus the records of it still rejected. A campaign
  *   the warehouse does not hold at all (a listing item it could not place, a
- *   detail that failed) is read below: its leads are walked, so its schedules
- *   are counted too, and each child stream is reported with the upstream's count.
+ *   detail that failed) is read below: its leads are walked and compared by
+ *   key, so are its schedules, and each child stream is reported with the
+ *   upstream's count.
  * - `deep` compares key sets of leads and events too, for the campaigns whose
  *   counts disagree (or all of them), and the schedules the walk of their
  *   leads lists against the live ones (a schedule wrongly held as deleted
@@ -132,20 +133,16 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
       keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
     const campaignLines: VerifyLine[] = [];
-    // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice.
+    // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice. So do the
+    // leads of a campaign the warehouse lacks: they are walked for its schedules anyway.
     // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
-    for (const stream of COUNTED_STREAMS) campaignLines.push(options.deep === "all" ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
-    if (unheld.has(campaignUid)) campaignLines.push(await schedulesLine(run, campaignUid, values));
+    const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || (stream === leads && unheld.has(campaignUid));
+    for (const stream of COUNTED_STREAMS) campaignLines.push(keyedFirst(stream) ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
     if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
       for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
     }
-    if (listed.read) {
-      // The leads were walked: their schedules are compared by key, in place of a count.
-      const line = await keyedSchedulesLine(ctx.db, campaignUid, listed);
-      const at = campaignLines.findIndex((candidate) => candidate.stream === "schedules");
-      if (at === -1) campaignLines.push(line);
-      else campaignLines[at] = line;
-    }
+    // The leads were walked: their schedules are compared by key.
+    if (listed.read) campaignLines.push(await keyedSchedulesLine(ctx.db, campaignUid, listed));
     lines.push(...campaignLines, ...(values?.lines() ?? []));
   }
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
@@ -266,21 +263,6 @@ async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListSt
   const status: CheckStatus = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
   const counts = { upstream: upstream.size, warehouse: held.size, rejected };
   return { campaignUid: scope.campaignUid, stream: stream.name, status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
-}
-
-/** For a campaign the warehouse does not hold: its schedules, counted by walking its leads (compared by value when `values` is given). */
-async function schedulesLine(ctx: SyncContext, campaignUid: string, values?: ScopeValues): Promise<VerifyLine> {
-  const upstream = await unlessGone({ account: ctx.account, campaignUid }, async () => {
-    let schedules = 0;
-    const compared = values?.begin(leads);
-    for await (const page of ctx.client.pages("leads", { campaignUid }, ctx.signal)) {
-      for (const record of page.records) schedules += record.value.schedules?.length ?? 0;
-      await compared?.compare(page.records);
-    }
-    return schedules;
-  }, 0);
-  const warehouse = await liveRows(ctx.db, "schedules", { campaign_uid: campaignUid });
-  return { campaignUid, stream: "schedules", status: statusOf(upstream, warehouse), upstream, warehouse, rejected: 0 };
 }
 
 /**
