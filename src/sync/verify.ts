@@ -139,7 +139,8 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || (stream === leads && unheld.has(campaignUid));
     for (const stream of COUNTED_STREAMS) campaignLines.push(keyedFirst(stream) ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
     if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
-      for (const [index, stream] of COUNTED_STREAMS.entries()) campaignLines[index] = await keyed(stream);
+      // A line already compared by key (a listing without a total, the leads of a campaign the warehouse lacks) is not walked again.
+      for (const [index, stream] of COUNTED_STREAMS.entries()) if (campaignLines[index]?.missingKeys === undefined) campaignLines[index] = await keyed(stream);
     }
     // The leads were walked: their schedules are compared by key.
     if (listed.read) campaignLines.push(await keyedSchedulesLine(ctx.db, campaignUid, listed));

@@ -62,4 +62,19 @@ describe("verify --deep", () => {
     const result = await verify(h.context(), { campaignUid: CAMPAIGN, deep: "all" });
     expect(result.lines.find((line) => line.stream === "schedules")).toMatchObject({ status: "missing", missingKeys: { count: 1, first: ["1002"] } });
   });
+
+  it("walks the leads of a campaign the warehouse lacks once, naming them and their schedules by key", async () => {
+    const h = await scripted({ status: "running", leads: 150 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    await h.warehouse.db.deleteFrom("campaigns").execute();
+    await h.warehouse.db.deleteFrom("leads").execute();
+    await h.warehouse.db.deleteFrom("schedules").execute();
+    h.requested();
+    const result = await verify(h.context(), { deep: "mismatched" });
+    // 150 leads in pages of 100: two pages, once.
+    expect(h.requested().filter((path) => path === "/api/v1/leads/")).toHaveLength(2);
+    const of = (stream: string) => result.lines.find((line) => line.campaignUid === CAMPAIGN && line.stream === stream);
+    expect(of("leads")).toMatchObject({ status: "missing", upstream: 150, warehouse: 0, missingKeys: { count: 150, first: ["L1", "L10", "L100", "L101", "L102"] } });
+    expect(of("schedules")).toMatchObject({ status: "missing", upstream: 150, warehouse: 0, missingKeys: { count: 150, first: ["1001", "1002", "1003", "1004", "1005"] } });
+  });
 });
