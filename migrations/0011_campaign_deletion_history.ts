@@ -1,14 +1,21 @@
 import { sql, type Kysely } from "kysely";
 
 /**
- * A campaign's deletion is not a change of its settings. The deletion takes
- * the campaign's sending domains with it (soft-deleted with their campaign),
- * and the history, which lists the live ones, recorded a last version whose
- * `sending_domains` was empty, dated by the campaign's last observation
- * (hours before the deletion, it claimed the campaign had stopped sending from
- * its domains then). A deleted campaign now records no version: its last one
- * stays open, as the last state the upstream showed. The function is
- * 0005's, with that one condition added.
+ * A campaign's deletion is not a change of its settings, nor is its return.
+ * The deletion takes the campaign's sending domains with it (soft-deleted with
+ * their campaign), and the history, which listed the live ones, recorded a
+ * version whose `sending_domains` was empty, dated by the campaign's last
+ * observation (hours before the deletion, it claimed the campaign had stopped
+ * sending from its domains then); so did the campaign's return, until its
+ * next detail read the domains again.
+ *
+ * Only a detail read says which domains a campaign sends from, and it dates
+ * the domains it no longer lists by its own observation (run-lookup.ts), the
+ * campaign's `_detail_observed_at`. So a domain deleted after the campaign's
+ * last detail read (by the cascade of its deletion) still counts as one it
+ * sends from, and a deleted campaign records no version at all: its last one
+ * stays open, as the last state the upstream showed. The function is 0005's,
+ * with those two conditions added.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE OR REPLACE FUNCTION record_campaign_history(target_uid text) RETURNS void
@@ -48,7 +55,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                  'sending_domains', COALESCE(
                    (SELECT jsonb_agg(d.domain_id ORDER BY d.domain_id)
                       FROM campaign_sending_domains d
-                     WHERE d.campaign_uid = c.uid AND d._deleted_at IS NULL),
+                     WHERE d.campaign_uid = c.uid
+                       AND (d._deleted_at IS NULL OR d._deleted_at > c._detail_observed_at)),
                    '[]'::jsonb)),
                c._observed_at,
                c._deleted_at IS NOT NULL

@@ -44,9 +44,10 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     const coverage = new WalkCoverage(stream);
     coverage.add([lookup.record]);
     const counts = await writePage(ctx, { stream, scope, records: [lookup.record], rejected: [], runId: options.runId, observedAt: lookup.observedAt }, async (trx) => {
-      const at = new Date();
-      await coverage.markMissing(trx, scope, at);
-      await resolveRejectedBefore(trx, scope, stream.name, readStartedAt, at, requested);
+      // What the record no longer lists (a campaign's sending domain) went by the time it was observed: dated so,
+      // the campaign's history can tell it from what a later deletion of the campaign took (migrations/0011).
+      await coverage.markMissing(trx, scope, lookup.observedAt);
+      await resolveRejectedBefore(trx, scope, stream.name, readStartedAt, new Date(), requested);
     });
     addCounts(result, counts);
   }

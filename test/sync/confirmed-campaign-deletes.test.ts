@@ -122,3 +122,25 @@ describe("a campaign that moved behind the cursor while one already read went", 
     expect(await liveCampaigns(h)).not.toContain(MAIN);
   });
 });
+
+describe("a campaign deleted upstream and then listed again, unchanged", () => {
+  it("records no history version: neither its deletion nor its return changed its settings", async () => {
+    const h = await scripted({ status: "running", leads: 2 });
+    const context = await twelveCampaigns(h);
+    const history = () => h.warehouse.db.selectFrom("campaign_history").select(["settings", "valid_to"]).where("campaign_uid", "=", MAIN).orderBy("valid_from").execute();
+    const before = await history();
+    expect(before.at(-1)).toEqual({ settings: expect.objectContaining({ sending_domains: [1] }), valid_to: null });
+
+    const [main] = h.upstream.state.campaigns.splice(6, 1) as Campaign[];
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(await liveCampaigns(h)).not.toContain(MAIN);
+    h.upstream.state.campaigns.push(main as Campaign);
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(await liveCampaigns(h)).toContain(MAIN);
+    expect(await history()).toEqual(before);
+
+    // Its next sync reads its detail and brings its domains back: still no change to record.
+    expect((await runCampaignSync(context, MAIN)).outcome).toBe("succeeded");
+    expect(await history()).toEqual(before);
+  });
+});

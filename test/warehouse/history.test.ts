@@ -57,9 +57,29 @@ describe.each(backends)("history triggers on $name", (backend) => {
     await upsert(db, "campaigns", [campaignDetailRow("a")], T1);
     await upsert(db, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 2 }, { campaign_uid: "a", domain_id: 1 }], T1);
     await upsert(db, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 2 }, { campaign_uid: "a", domain_id: 1 }], T2);
-    await markDeleted(db, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 2 }], T3);
+    // A later detail read no longer lists domain 1: it goes, dated by that read's observation (run-lookup.ts).
+    const read = new Date("2024-03-01T13:30:00Z");
+    await db.transaction().execute(async (trx) => {
+      await upsert(trx, "campaigns", [campaignDetailRow("a", { _observed_at: read })], T3);
+      await markDeleted(trx, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 2 }], read);
+    });
     const rows = await campaignHistory();
     expect(rows.map((row) => (row.settings as { sending_domains: number[] }).sending_domains)).toEqual([[], [1, 2], [2]]);
+  });
+
+  it("count a sending domain deleted after the campaign's last detail read (its deletion's cascade) as one it still sends from", async () => {
+    const { db } = warehouse();
+    await upsert(db, "campaigns", [campaignDetailRow("a")], T1);
+    await upsert(db, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 1 }], T1);
+    await markDeleted(db, "campaigns", { uid: "a" }, [], T2);
+    await markDeleted(db, "campaign_sending_domains", { campaign_uid: "a" }, [], T2);
+    // Listed again: the row is live before any detail reads its domains.
+    await upsert(db, "campaigns", [campaignListingRow("a", { _observed_at: T3 })], T3);
+    const rows = await campaignHistory();
+    expect(rows.map((row) => [(row.settings as { sending_domains: number[] }).sending_domains, row.valid_to])).toEqual([
+      [[], expect.any(Date)],
+      [[1], null],
+    ]);
   });
 
   it("record one state per transaction, the one it ends with, dated by its observation (issue 16, scenario 5)", async () => {
@@ -84,7 +104,7 @@ describe.each(backends)("history triggers on $name", (backend) => {
     await db.transaction().execute(async (trx) => {
       await upsert(trx, "campaigns", [campaignDetailRow("a", { status: "paused", _observed_at: second })], T2);
       await upsert(trx, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 6 }], T2);
-      await markDeleted(trx, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 6 }], T2);
+      await markDeleted(trx, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 6 }], second);
     });
     const rows = await campaignHistory();
     expect(rows.map((row) => [row.status, (row.settings as { sending_domains: number[] }).sending_domains, row.valid_from])).toEqual([
