@@ -15,7 +15,8 @@ import { sql, type Kysely } from "kysely";
  * last detail read (by the cascade of its deletion) still counts as one it
  * sends from, and a deleted campaign records no version at all: its last one
  * stays open, as the last state the upstream showed. The function is 0005's,
- * with those two conditions added.
+ * with those two conditions added; the domains earlier detail reads deleted
+ * are redated to those reads.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE OR REPLACE FUNCTION record_campaign_history(target_uid text) RETURNS void
@@ -78,4 +79,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         INSERT INTO campaign_history (campaign_uid, valid_from, status, settings)
         VALUES (target_uid, stamp, current_status, current_settings);
       END $$`.execute(db);
+  // Before, a detail read dated the domains it no longer listed by the end of its write, a moment after its
+  // observation: redated to it, or they would count again. Domains a campaign's deletion took keep their date.
+  await sql`UPDATE campaign_sending_domains d SET _deleted_at = c._detail_observed_at
+              FROM campaigns c
+             WHERE d.campaign_uid = c.uid
+               AND d._deleted_at > c._detail_observed_at
+               AND (c._deleted_at IS NULL OR d._deleted_at < c._deleted_at)`.execute(db);
 }

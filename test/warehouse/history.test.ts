@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
+import { up as campaignDeletionHistory } from "../../migrations/0011_campaign_deletion_history.ts";
 import { upsert, markDeleted } from "../../src/warehouse/upsert.ts";
 import { useBackends, useMigratedWarehouse } from "./backends.ts";
 import { campaignDetailRow, campaignListingRow, domainRow, workspaceRow } from "./rows.ts";
@@ -80,6 +81,18 @@ describe.each(backends)("history triggers on $name", (backend) => {
       [[], expect.any(Date)],
       [[1], null],
     ]);
+  });
+
+  it("count no domain that a detail read removed before migration 0011, which dated it by the end of its write", async () => {
+    const { db } = warehouse();
+    const read = new Date("2024-03-01T13:00:00Z");
+    await upsert(db, "campaigns", [campaignDetailRow("a", { _observed_at: read })], T2);
+    await upsert(db, "campaign_sending_domains", [{ campaign_uid: "a", domain_id: 1 }, { campaign_uid: "a", domain_id: 2 }], T2);
+    await markDeleted(db, "campaign_sending_domains", { campaign_uid: "a" }, [{ campaign_uid: "a", domain_id: 2 }], new Date(read.getTime() + 50));
+    await campaignDeletionHistory(db as never);
+    await upsert(db, "campaigns", [campaignListingRow("a", { status: "paused", _observed_at: T3 })], T3);
+    const rows = await campaignHistory();
+    expect(rows.at(-1)).toMatchObject({ status: "paused", settings: expect.objectContaining({ sending_domains: [2] }) });
   });
 
   it("record one state per transaction, the one it ends with, dated by its observation (issue 16, scenario 5)", async () => {
