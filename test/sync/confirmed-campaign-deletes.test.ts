@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runCampaignSync, runDiscovery } from "../../src/sync/runs.ts";
+import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Campaign } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
@@ -107,6 +107,26 @@ describe("a campaign that moved behind the cursor while one already read went", 
     expect(await liveLeadsOf(h, MAIN)).toBe(3);
   });
 
+  it("is written from its detail as its list item would show it: only those fields, what could not be read kept, the detail's columns left alone", async () => {
+    const h = await scripted({ status: "running", leads: 1 });
+    const context = await twelveCampaigns(h);
+    const [main] = h.upstream.state.campaigns.splice(6, 1) as Campaign[];
+    const before = await h.warehouse.db.selectFrom("campaigns").selectAll().where("uid", "=", MAIN).executeTakeFirstOrThrow();
+    h.upstream.hook = ({ path }) =>
+      path === DETAIL
+        ? { status: 200, body: { ...main, status: 3, created_on: "yesterday", bounces: -1, daily: 1, settings: { ...main?.settings, name: "Renamed", daily_email_limit: "x", sending_domains: "?" } } }
+        : undefined;
+    const found = await runDiscovery(context);
+    expect(found.outcome).toBe("succeeded");
+    expect(found.fieldIssues).toEqual({ "campaigns.listing": 1, "campaigns.status": 1, "campaigns.created_on": 1 });
+    const row = await h.warehouse.db.selectFrom("campaigns").selectAll().where("uid", "=", MAIN).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ name: "Renamed", status: before.status, created_on: before.created_on, bounces: before.bounces, daily_email_limit: before.daily_email_limit, _deleted_at: null });
+    expect(Object.keys((row._field_issues as Record<string, unknown>).campaigns as object).sort()).toEqual(["created_on", "status"]);
+    // The sending domains are the detail stream's to judge: untouched.
+    const domains = await h.warehouse.db.selectFrom("campaign_sending_domains").select("domain_id").where("campaign_uid", "=", MAIN).where("_deleted_at", "is", null).execute();
+    expect(domains).toEqual([{ domain_id: 1 }]);
+  });
+
   it("stays live with its leads when its lookup fails, the discovery partial, and goes with the next one", async () => {
     const h = await scripted({ status: "running", leads: 3 });
     const context = await twelveCampaigns(h);
@@ -142,5 +162,46 @@ describe("a campaign deleted upstream and then listed again, unchanged", () => {
     // Its next sync reads its detail and brings its domains back: still no change to record.
     expect((await runCampaignSync(context, MAIN)).outcome).toBe("succeeded");
     expect(await history()).toEqual(before);
+  });
+});
+
+describe("a campaign listing without totals", () => {
+  const isLive = async (h: ScriptedCampaign, uid: string) =>
+    (await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", uid).executeTakeFirstOrThrow())._deleted_at === null;
+
+  it("asks for a campaign only once two walks in a row left it out: keeps it when its detail answers, deletes one whose detail is 404", async () => {
+    const h = await scripted({ status: "running", leads: 2 });
+    h.upstream.state.campaigns.push(buildCampaign("cmp_other", "running"));
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const hidden = new Set([MAIN, "cmp_other"]);
+    h.upstream.hook = ({ path, query }) => {
+      if (path !== LISTING) return undefined;
+      const offset = Number(query.get("offset") ?? 0);
+      const limit = Number(query.get("limit") ?? 10);
+      const listed = h.upstream.state.campaigns.filter((campaign) => !hidden.has(campaign.uid));
+      const data = listed.slice(offset, offset + limit).map((c) => ({ uid: c.uid, name: c.settings.name, workspace_id: 1, created_on: c.created_on, status: c.status }));
+      return { status: 200, body: { data } };
+    };
+    // cmp_other is gone for #2 too; MAIN is only left out of the listing.
+    h.upstream.state.campaigns.splice(h.upstream.state.campaigns.findIndex((c) => c.uid === "cmp_other"), 1);
+
+    h.requested();
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(0);
+    expect(await isLive(h, MAIN)).toBe(true);
+    expect(await isLive(h, "cmp_other")).toBe(true);
+
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(2);
+    expect(await isLive(h, MAIN)).toBe(true);
+    expect(await liveLeadsOf(h, MAIN)).toBe(2);
+    expect(await isLive(h, "cmp_other")).toBe(false);
+
+    // Found by its lookup, it counts as seen: the next walk only remembers it, the one after asks again.
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(0);
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(1);
+    expect(await isLive(h, MAIN)).toBe(true);
   });
 });
