@@ -30,16 +30,21 @@ describe.each(backends)("differingRows on $name", (backend) => {
     });
     await upsert(db, "link_clicks", [click({ id: 501 }), click({ link: "https://example.com/other", id: 502 })], T1);
 
-    expect(await differingRows(db, "link_clicks", [click(), click({ id: null }), click({ link: "https://example.com/other", id: 502 })])).toEqual({ compared: 2, differing: [] });
+    expect(await differingRows(db, "link_clicks", [click(), click({ id: null }), click({ link: "https://example.com/other", id: 502 })])).toEqual({ compared: 2, differing: [], missing: [] });
     expect(await differingRows(db, "link_clicks", [click({ id: 509, campaign_uid: "c2" })])).toEqual({
       compared: 1,
       differing: [{ key: { schedule_id: "7", link: "https://example.com/a|b", clicked_on: "2024-03-02T10:00:00.123456Z" }, columns: ["campaign_uid", "id"] }],
+      missing: [],
     });
-    // A microsecond later is another click: not held, so not compared.
-    expect(await differingRows(db, "link_clicks", [click({ clicked_on: "2024-03-02T10:00:00.123457Z", id: 509 })])).toEqual({ compared: 0, differing: [] });
+    // A microsecond later is another click: not held, so not compared but missing, keyed in the same form.
+    expect(await differingRows(db, "link_clicks", [click({ clicked_on: "2024-03-02T10:00:00.123457Z", id: 509 })])).toEqual({
+      compared: 0,
+      differing: [],
+      missing: [{ schedule_id: "7", link: "https://example.com/a|b", clicked_on: "2024-03-02T10:00:00.123457Z" }],
+    });
   });
 
-  it("keys an open by its instant, given as text in any offset or as a Date, and compares only live rows", async () => {
+  it("keys an open by its instant, given as text in any offset or as a Date, compares only live rows, and names a row held deleted missing", async () => {
     const { db } = warehouse();
     const open = (openedOn: string | Date, campaignUid = "c1"): RowInput<"email_opens"> => ({ campaign_uid: campaignUid, schedule_id: 9, opened_on: openedOn });
     await upsert(db, "email_opens", [open("2024-03-02T10:00:00.250Z"), open("2024-03-02T11:00:00Z")], T1);
@@ -47,9 +52,14 @@ describe.each(backends)("differingRows on $name", (backend) => {
     expect(await differingRows(db, "email_opens", [open("2024-03-02T12:00:00.250+02:00", "c2"), open(new Date("2024-03-02T11:00:00Z"))])).toEqual({
       compared: 2,
       differing: [{ key: { schedule_id: "9", opened_on: "2024-03-02T10:00:00.250000Z" }, columns: ["campaign_uid"] }],
+      missing: [],
     });
     await sql`UPDATE email_opens SET _deleted_at = ${T2} WHERE opened_on = '2024-03-02T10:00:00.250Z'`.execute(db);
-    expect(await differingRows(db, "email_opens", [open("2024-03-02T10:00:00.250Z", "c2")])).toEqual({ compared: 0, differing: [] });
+    expect(await differingRows(db, "email_opens", [open("2024-03-02T12:00:00.250+02:00", "c2")])).toEqual({
+      compared: 0,
+      differing: [],
+      missing: [{ schedule_id: "9", opened_on: "2024-03-02T10:00:00.250000Z" }],
+    });
   });
 
   it("compares jsonb as values and leaves out the key, bookkeeping columns and columns a row leaves out", async () => {
@@ -67,11 +77,24 @@ describe.each(backends)("differingRows on $name", (backend) => {
       _field_issues: { status: { reason: "expected string, got number", raw: 3 } },
       status: undefined,
     };
-    expect(await differingRows(db, "campaigns", [unchanged])).toEqual({ compared: 1, differing: [] });
+    expect(await differingRows(db, "campaigns", [unchanged])).toEqual({ compared: 1, differing: [], missing: [] });
     const changed = { ...held, status: "paused", skip_days: ["Sunday"], selected_contact_lists: [{ uid: "list-1", name: "Founders", size: 3 }] };
     expect(await differingRows(db, "campaigns", [changed])).toEqual({
       compared: 1,
       differing: [{ key: { uid: "cmp_1" }, columns: ["selected_contact_lists", "skip_days", "status"] }],
+      missing: [],
     });
+  });
+
+  it("checks a row that is all key for presence only: a sending domain held live, held deleted, or not held", async () => {
+    const { db } = warehouse();
+    const domain = (domainId: number): RowInput<"campaign_sending_domains"> => ({ campaign_uid: "cmp_1", domain_id: domainId });
+    await upsert(db, "campaign_sending_domains", [domain(1), domain(2)], T1);
+    await sql`UPDATE campaign_sending_domains SET _deleted_at = ${T2} WHERE domain_id = 2`.execute(db);
+
+    const { compared, differing, missing } = await differingRows(db, "campaign_sending_domains", [domain(1), domain(2), domain(3)]);
+    expect({ compared, differing }).toEqual({ compared: 1, differing: [] });
+    expect(missing.map((key) => key.domain_id).sort()).toEqual(["2", "3"]);
+    expect(missing[0]).toEqual({ campaign_uid: "cmp_1", domain_id: missing[0]?.domain_id });
   });
 });
