@@ -9,11 +9,16 @@ function keys(label: string, list: KeyList | undefined): string | null {
   return `${label} ${list.count}: ${list.first.map((key) => shortId(key, 28)).join(", ")}${list.count > list.first.length ? ", …" : ""}`;
 }
 
-/** `differs 3: key1, key2, … (status 2, name 1)`: the rows whose values differ, then how many of them differ per column. */
+/**
+ * `missing 2: key1, key2; differs 3: key3, key4, … (status 2, name 1)`: the rows the warehouse does not hold live,
+ * the rows whose values differ, then how many of them differ per column.
+ */
 function valuesOf(line: VerifyLine): string {
-  if (line.status === "ok") return "values equal";
+  const missing = keys("missing", line.missingKeys);
+  const differing = keys("differs", line.differingKeys);
+  if (missing === null && differing === null) return line.status === "ok" ? "values equal" : line.status;
   const columns = Object.entries(line.columns ?? {}).map(([column, rows]) => `${column} ${rows}`);
-  return `${keys("differs", line.differingKeys) ?? "differs"} (${columns.join(", ")})`;
+  return [missing, differing === null ? null : `${differing} (${columns.join(", ")})`].filter((part) => part !== null).join("; ");
 }
 
 function detailOf(line: VerifyLine): string {

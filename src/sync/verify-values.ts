@@ -1,32 +1,61 @@
-import type { Kysely } from "kysely";
 import { InvalidRecordError, UpstreamError, type ReadRecord } from "../upstream/client.ts";
-import type { Database } from "../warehouse/database.ts";
 import { differingRows } from "../warehouse/differing-rows.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { keyList } from "./key-list.ts";
 import { naturalKeyText } from "./natural-keys.ts";
 import { mapPage } from "./page-writer.ts";
-import type { StreamDefinition, StreamScope } from "./stream.ts";
-import { campaignDetail } from "./streams/index.ts";
+import type { LookupStream, StreamDefinition, StreamScope } from "./stream.ts";
+import { campaignDetail, emailSequences } from "./streams/index.ts";
 import type { VerifyLine } from "./verify.ts";
 
 /**
  * `verify --values`: the records verify reads anyway are mapped to rows as the
  * sync maps them, and compared with the rows the warehouse holds
  * (src/warehouse/differing-rows.ts), page by page as they are read, so memory
- * holds the keys of the rows that differ, never a campaign's records.
+ * holds the keys of the rows that differ or are missing, never a campaign's
+ * records.
  *
- * A difference is a mismatch like a count's: the warehouse does not hold what
- * the upstream shows now, whether a sync wrote it wrong or the upstream
- * changed it since the last sync.
+ * A row the records map to that the warehouse does not hold live (held
+ * soft-deleted, or not at all) is missing, on every table: contacts, email
+ * sequences and a campaign's sending domains have no key-set line of their
+ * own to name it. Except where the sync rightly holds such a row deleted:
+ *
+ * - Copies whose existence another stream decides (`stream.copiesInto`: a
+ *   schedule's replies and clicks, which the listings #13 and #14 decide): a
+ *   copy never brings back a row the listing deleted, so a copy that is not
+ *   held live says nothing; only the values of those held are compared.
+ * - Rows a lookup deletes on its 404 while copies still name them
+ *   (DECIDED_BY_LOOKUP: a schedule's `email_data` can name a sequence #9 no
+ *   longer knows): each such row not held live is asked for, and is missing
+ *   only if the lookup finds it.
+ *
+ * A difference, like a missing row, is a mismatch like a count's: the
+ * warehouse does not hold what the upstream shows now, whether a sync wrote
+ * it wrong or the upstream changed it since the last sync.
  */
 
+/** A lookup whose 404 soft-deletes rows of its table that other streams' records still carry copies of. */
+type DecidingLookup = Pick<LookupStream<unknown>, "name" | "fetch" | "missing">;
+
+/**
+ * Tables whose rows another stream carries copies of, but whose existence a lookup decides: the leads walk
+ * writes a sequence from a schedule's `email_data`, then #9 answers 404 for it and the sync deletes it again.
+ */
+const DECIDED_BY_LOOKUP: { [T in SyncedTableName]?: DecidingLookup } = { email_sequences: emailSequences as DecidingLookup };
+
+/** What a lookup answered for a key (true: found) in one scope's verification: asked once, however often the key is met. */
+type LookupAnswers = Map<string, boolean>;
+
 interface TableTally {
-  /** Rows compared; a row met on several pages (the email sequence its schedules carry) counts once per page. */
+  /** Rows read, held live or not; a row met on several pages (the email sequence its schedules carry) counts once per page. */
+  read: number;
+  /** Those of them held live, and so compared. */
   compared: number;
   /** The rows that differed, and in which columns. */
   differing: Map<string, Set<string>>;
+  /** The rows the warehouse does not hold live. */
+  missing: Set<string>;
 }
 
 /** One read of one stream in one scope: its rows compared, per table. */
@@ -34,9 +63,10 @@ export class StreamValues<R> {
   readonly #tables = new Map<SyncedTableName, TableTally>();
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly ctx: SyncContext,
     private readonly stream: StreamDefinition<R>,
     private readonly scope: StreamScope,
+    private readonly answers: LookupAnswers,
   ) {}
 
   async compare(records: readonly ReadRecord<R>[]): Promise<void> {
@@ -44,22 +74,54 @@ export class StreamValues<R> {
     // Parts of records that cannot be placed are left out by the mapping: they have no row to compare.
     const { batch } = mapPage(this.stream, records, this.scope, new Date());
     for (const table of Object.keys(batch) as SyncedTableName[]) {
-      const { compared, differing } = await differingRows(this.db, table, batch[table] as RowInput<typeof table>[]);
+      const comparison = await differingRows(this.ctx.db, table, batch[table] as RowInput<typeof table>[]);
+      const missing = await this.#missing(table, comparison.missing);
       let tally = this.#tables.get(table);
-      if (tally === undefined) this.#tables.set(table, (tally = { compared: 0, differing: new Map() }));
-      tally.compared += compared;
-      for (const row of differing) {
+      if (tally === undefined) this.#tables.set(table, (tally = { read: 0, compared: 0, differing: new Map(), missing: new Set() }));
+      tally.read += comparison.compared + missing.length;
+      tally.compared += comparison.compared;
+      for (const row of comparison.differing) {
         const key = naturalKeyText(table, row.key);
         const columns = tally.differing.get(key) ?? new Set();
         for (const column of row.columns) columns.add(column);
         tally.differing.set(key, columns);
       }
+      for (const key of missing) tally.missing.add(key);
     }
   }
 
-  /** One line per table that had rows to compare. */
+  /** The keys, as text, of the rows not held live that the warehouse should hold (see the rules above). */
+  async #missing(table: SyncedTableName, keys: readonly Record<string, string>[]): Promise<string[]> {
+    if (keys.length === 0 || this.stream.copiesInto?.includes(table)) return [];
+    const lookup = DECIDED_BY_LOOKUP[table];
+    const texts = keys.map((key) => naturalKeyText(table, key));
+    if (lookup === undefined || lookup.name === this.stream.name) return texts;
+    const found: string[] = [];
+    for (const [index, key] of keys.entries()) {
+      const text = texts[index] as string;
+      const asked = `${table}|${text}`;
+      let answer = this.answers.get(asked);
+      if (answer === undefined) this.answers.set(asked, (answer = await this.#found(lookup, key[lookup.missing.column] as string)));
+      if (answer) found.push(text);
+    }
+    return found;
+  }
+
+  /** Whether the lookup knows the record: a 404 is what the sync deletes the row for; a record it cannot place still exists. */
+  async #found(lookup: DecidingLookup, id: string): Promise<boolean> {
+    try {
+      await lookup.fetch(this.ctx.client, id, this.ctx.signal);
+      return true;
+    } catch (error) {
+      if (error instanceof UpstreamError && error.status === 404) return false;
+      if (error instanceof InvalidRecordError) return true;
+      throw error;
+    }
+  }
+
+  /** One line per table that had rows read. */
   lines(): VerifyLine[] {
-    return [...this.#tables].flatMap(([table, tally]) => (tally.compared === 0 ? [] : [this.#line(table, tally)]));
+    return [...this.#tables].flatMap(([table, tally]) => (tally.read === 0 ? [] : [this.#line(table, tally)]));
   }
 
   #line(table: SyncedTableName, tally: TableTally): VerifyLine {
@@ -69,10 +131,11 @@ export class StreamValues<R> {
       campaignUid: this.scope.campaignUid,
       stream: this.stream.name,
       table,
-      status: tally.differing.size > 0 ? "differs" : "ok",
-      upstream: tally.compared,
+      status: tally.missing.size > 0 ? "missing" : tally.differing.size > 0 ? "differs" : "ok",
+      upstream: tally.read,
       warehouse: tally.compared,
       rejected: 0,
+      missingKeys: keyList(tally.missing),
       differingKeys: keyList(tally.differing.keys()),
       // Most often differing first.
       columns: Object.fromEntries([...columns].sort(([a, left], [b, right]) => right - left || (a < b ? -1 : 1))),
@@ -83,9 +146,11 @@ export class StreamValues<R> {
 /** The value comparisons of one scope (the account, or a campaign), in the order their streams were first read. */
 export class ScopeValues {
   readonly #reads = new Map<string, StreamValues<unknown>>();
+  readonly #answers: LookupAnswers = new Map();
 
+  /** `ctx`'s client asks the lookups (its requests are the verification's). */
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly ctx: SyncContext,
     private readonly scope: StreamScope,
   ) {}
 
@@ -94,7 +159,7 @@ export class ScopeValues {
    * again to compare its keys), so each row is reported as the last read found it.
    */
   begin<R>(stream: StreamDefinition<R>): StreamValues<R> {
-    const read = new StreamValues(this.db, stream, this.scope);
+    const read = new StreamValues(this.ctx, stream, this.scope, this.#answers);
     this.#reads.set(stream.name, read as StreamValues<unknown>);
     return read;
   }

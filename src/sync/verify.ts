@@ -31,7 +31,7 @@ import { walk } from "./walk.ts";
  *   changes no count of a listing).
  * - Every record still rejected is its own line, with its reason.
  * - `values` compares the values of the rows the records read above map to,
- *   and of each campaign's detail (verify-values.ts).
+ *   and of each campaign's detail, and names those not held live (verify-values.ts).
  *
  * Without `deep`, verification reads listings, totals and the replies of each
  * campaign, never a lead walk, except for campaigns the warehouse lacks.
@@ -51,13 +51,13 @@ export interface VerifyLine {
   /** The stream (or `schedules`) the line is about. */
   stream: string;
   status: CheckStatus;
-  /** The upstream's count (for a values line: the rows compared); null for a rejected record's line. */
+  /** The upstream's count (for a values line: the rows read, held live or not); null for a rejected record's line. */
   upstream: number | null;
-  /** Live rows in the warehouse (for a values line: the rows compared). */
+  /** Live rows in the warehouse (for a values line: the rows read that it holds live, which were compared). */
   warehouse: number;
   /** Records of it rejected and still met. */
   rejected: number;
-  /** With key sets compared: how many are missing or extra, and the first few of each. */
+  /** With key sets compared: how many are missing or extra, and the first few of each (a values line: the rows read not held live). */
   missingKeys?: KeyList;
   extraKeys?: KeyList;
   /** For a `rejected` line: why, and what of its key could be read. */
@@ -103,7 +103,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   const run: SyncContext = { ...ctx, client };
   const lines: VerifyLine[] = [];
   const account = { account: ctx.account, campaignUid: null };
-  const valuesOf = (scope: StreamScope) => (options.values === true ? new ScopeValues(ctx.db, scope) : undefined);
+  const valuesOf = (scope: StreamScope) => (options.values === true ? new ScopeValues(run, scope) : undefined);
   let campaignUids: string[];
   let unheld = new Set<string>();
   if (options.campaignUid !== undefined) {

@@ -89,9 +89,65 @@ describe("verify --values", () => {
 
     const result = await verify(h.context(), { values: true, deep: "mismatched" });
     expect(result.lines.find((line) => line.stream === "leads" && line.table === undefined)).toMatchObject({ status: "missing", missingKeys: { first: ["L150"] } });
-    // Only the leads held are compared, each once though the second page starts with the first one's last lead.
-    expect(valuesLine(result.lines, "leads", "leads")).toMatchObject({ status: "ok", upstream: 149 });
+    // Each lead is read once though the second page starts with the first one's last lead: the 149 held are
+    // compared, and the one the warehouse lacks is named by this line too.
+    expect(valuesLine(result.lines, "leads", "leads")).toMatchObject({ status: "missing", upstream: 150, warehouse: 149, missingKeys: { count: 1, first: ["L150"] }, differingKeys: { count: 0 } });
     expect(valuesLine(result.lines, "replies", "replies")).toMatchObject({ status: "differs", upstream: 1, differingKeys: { count: 1, first: ["501"] } });
+  });
+
+  it("names the rows the warehouse wrongly holds as deleted that no key set covers: a contact, an email sequence, a sending domain", async () => {
+    const h = await syncedCampaign();
+    expect((await verify(h.context(), { values: true, deep: "all" })).problems).toBe(0);
+    const db = h.warehouse.db;
+    // L1's contact (1001 + 1_000_000) though L1 is live and holds it, sequence 1 though every schedule sends it,
+    // and the campaign's one sending domain though #2 lists it.
+    await sql`UPDATE contacts SET _deleted_at = now() WHERE id = 1001001`.execute(db);
+    await sql`UPDATE email_sequences SET _deleted_at = now() WHERE id = 1`.execute(db);
+    await sql`UPDATE campaign_sending_domains SET _deleted_at = now() WHERE campaign_uid = ${CAMPAIGN}`.execute(db);
+
+    const result = await verify(h.context(), { values: true, deep: "all" });
+    expect(valuesLine(result.lines, "leads", "contacts")).toMatchObject({ status: "missing", upstream: 3, warehouse: 2, missingKeys: { count: 1, first: ["1001001"] }, differingKeys: { count: 0 } });
+    // #9 still knows the sequence: the sync would not have deleted it.
+    expect(valuesLine(result.lines, "leads", "email_sequences")).toMatchObject({ status: "missing", upstream: 1, warehouse: 0, missingKeys: { count: 1, first: ["1"] } });
+    expect(valuesLine(result.lines, "campaign_detail", "campaign_sending_domains")).toMatchObject({ status: "missing", upstream: 1, warehouse: 0, missingKeys: { count: 1, first: [`${CAMPAIGN}|1`] } });
+    // No other line names them: these tables have no key set, and no count that tells.
+    expect(result.lines.filter((line) => line.status !== "ok").map((line) => `${line.stream} → ${line.table ?? ""}`)).toEqual([
+      "campaign_detail → campaign_sending_domains",
+      "leads → contacts",
+      "leads → email_sequences",
+    ]);
+    // The sending domain is read with #2 without --deep too.
+    const shallow = await verify(h.context(), { values: true });
+    expect(shallow.lines.filter((line) => line.status !== "ok").map((line) => [line.stream, line.table, line.missingKeys?.first])).toEqual([
+      ["campaign_detail", "campaign_sending_domains", [`${CAMPAIGN}|1`]],
+    ]);
+
+    // Lost rather than held deleted, they are missing as much.
+    await sql`DELETE FROM campaign_sending_domains WHERE campaign_uid = ${CAMPAIGN}`.execute(db);
+    const lost = await verify(h.context(), { values: true });
+    expect(valuesLine(lost.lines, "campaign_detail", "campaign_sending_domains")).toMatchObject({ status: "missing", missingKeys: { first: [`${CAMPAIGN}|1`] } });
+  });
+
+  it("names no row the warehouse rightly holds deleted: a reply the listing dropped that its schedule still carries, a sequence #9 no longer knows that schedules still name", async () => {
+    const h = await syncedCampaign();
+    // #13 no longer lists reply 501 (deleted once two reads in a row leave it out), then #9 answers 404 for
+    // sequence 1 (deleted by the next sync); L1's schedule still carries both.
+    h.upstream.state.replies.set(CAMPAIGN, []);
+    for (const _ of [1, 2]) expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.sequences.delete(1);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const deleted = async (table: "replies" | "email_sequences", id: number) =>
+      (await h.warehouse.db.selectFrom(table).select("_deleted_at").where("id", "=", id).executeTakeFirstOrThrow())._deleted_at !== null;
+    // The sync holds both deleted: a schedule's copy never brings back a reply, and #9 decides a sequence.
+    expect([await deleted("replies", 501), await deleted("email_sequences", 1)]).toEqual([true, true]);
+
+    h.requested();
+    const result = await verify(h.context(), { values: true, deep: "all" });
+    expect(result.lines.filter((line) => line.status !== "ok")).toEqual([]);
+    // Neither is read as a row of its table: the copy of the reply is not compared, and #9 was asked once for the sequence.
+    expect(valuesLine(result.lines, "leads", "replies")).toBeUndefined();
+    expect(valuesLine(result.lines, "leads", "email_sequences")).toBeUndefined();
+    expect(h.requested().filter((path) => path === "/api/v1/email-sequence/")).toHaveLength(1);
   });
 
   it("does not compare a field that deviated upstream: tolerant reading keeps the value the warehouse holds", async () => {

@@ -79,7 +79,7 @@ describe("verify", () => {
         ...["contacts", "leads", "schedules", "email_sequences", "replies", "link_clicks"].map((table) => `leads → ${table}`),
       ]),
     );
-    expect(compared.every((line) => (line.upstream ?? 0) > 0 && line.differingKeys?.count === 0)).toBe(true);
+    expect(compared.every((line) => (line.upstream ?? 0) > 0 && line.differingKeys?.count === 0 && line.missingKeys?.count === 0)).toBe(true);
     const campaigns = new Set(result.lines.filter((line) => line.campaignUid !== null).map((line) => line.campaignUid)).size;
     expect(result.requests - keysOnly.requests).toBe(campaigns);
   });
@@ -209,17 +209,23 @@ describe("coldsync verify", () => {
     expect(stdout).toMatch(/checks are ok/);
   });
 
-  it("prints the rows whose values differ with --values, and the columns, and exits 1", async () => {
+  it("prints the rows whose values differ with --values, and the columns, and the rows not held live, and exits 1", async () => {
     const db = fixture.warehouse.db;
     const workspace = (await db.selectFrom("workspaces").select("id").orderBy("id").executeTakeFirstOrThrow()).id;
     await db.updateTable("workspaces").set({ credits_remaining: sql`credits_remaining + 1` }).where("id", "=", workspace).execute();
+    // One domain held as deleted, another with a wrong name: one values line names both.
+    const [gone, renamed] = (await db.selectFrom("domains").select("id").where("_deleted_at", "is", null).orderBy("id").limit(2).execute()).map((row) => row.id);
+    await db.updateTable("domains").set({ _deleted_at: new Date() }).where("id", "=", gone as number).execute();
+    await db.updateTable("domains").set({ domain: sql`domain || '.wrong'` }).where("id", "=", renamed as number).execute();
     const failure = await cli(["--values"]).then(
       () => undefined,
       (error: { code: number; stdout: string }) => error,
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stdout).toMatch(new RegExp(`workspaces → workspaces .*│ differs +│ differs 1: ${workspace} \\(credits_remaining 1\\)`));
-    expect(failure?.stdout).toMatch(/1 of \d+ checks are not ok/);
+    expect(failure?.stdout).toMatch(new RegExp(`domains → domains .*│ missing +│ missing 1: ${gone}; differs 1: ${renamed} \\(domain 1\\)`));
+    // The workspace's values line, and the domains' key set and values lines.
+    expect(failure?.stdout).toMatch(/3 of \d+ checks are not ok/);
     expect(failure?.stdout).toMatch(/upstream changed a record after the last sync/);
     const json = await cli(["--values", "--json"]).then(
       () => undefined,
