@@ -150,6 +150,22 @@ describe("verify --values", () => {
     expect(h.requested().filter((path) => path === "/api/v1/email-sequence/")).toHaveLength(1);
   });
 
+  it("names nothing after a clean sync of values tolerant reading changed: U+FFFD for NUL and lone surrogates, numeric strings, overflow as NULL, nanoseconds, jsonb numbers", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T09:05:00.000Z" });
+    const [first, second] = leadsOf(h) as [Lead, Lead];
+    (first as { sender_name: unknown }).sender_name = "Nul\u0000 and \ud800 lone";
+    (scheduleOf(first) as unknown as Record<string, unknown>).email_open_count = "3";
+    (scheduleOf(second) as unknown as Record<string, unknown>).email_open_count = 5_000_000_000;
+    (h.upstream.state.workspaces[0] as unknown as Record<string, unknown>).credits_remaining = "77";
+    const reply = { id: 501, body_plain_text: "x\u0000y", body_html: "<p>x</p>", received_on: "2026-05-02T08:00:00.123456789Z", reply_classification: "positive" as const };
+    scheduleOf(first).replies = [reply];
+    h.upstream.state.replies.set(CAMPAIGN, [{ ...reply, schedule_id: 1001, mail_from: "a@b", subject: "Re" }]);
+    (h.upstream.state.campaigns[0] as unknown as Record<string, unknown>).selected_contact_lists = [{ uid: "cl\u0000", n: 1.0, big: 1.2345678901234567e19 }];
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const result = await verify(h.context(), { values: true, deep: "all" });
+    expect(result.lines.filter((line) => line.status !== "ok")).toEqual([]);
+  });
+
   it("does not compare a field that deviated upstream: tolerant reading keeps the value the warehouse holds", async () => {
     const h = await syncedCampaign();
     (h.upstream.state.campaigns[0] as { status: unknown }).status = 3;
