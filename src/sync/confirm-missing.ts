@@ -16,7 +16,7 @@ import { throwIfAborted } from "./stream-run.ts";
  * offset sees tells that apart from a real deletion; a lookup does.
  *
  * Nearly always the walk saw every row: one query finds none and nothing is
- * asked. Otherwise, of the candidates at most CONFIRMATIONS_PER_WALK are
+ * asked. Otherwise, of the candidates at most the rule's `lookupsPerWalk` are
  * looked up (a random sample):
  * - a 404 confirms the row gone; an answer shows it present, and it is
  *   written with the walk's completion (its children then count as seen);
@@ -31,9 +31,9 @@ import { throwIfAborted } from "./stream-run.ts";
  */
 
 /**
- * Lookups per walk at most: each is one request, and a walk must stay bounded by its pages plus a little. Real
- * deletions come one at a time (one lookup each); a bulk one (a list taken off a campaign) is judged by a sample
- * of this size, so it costs no more than this.
+ * Lookups per walk at most for a stream with many rows per walk (a campaign's leads): each is one request, and a
+ * walk must stay bounded by its pages plus a little. Real deletions come one at a time (one lookup each); a bulk
+ * one (a list taken off a campaign) is judged by a sample of this size, so it costs no more than this.
  */
 export const CONFIRMATIONS_PER_WALK = 20;
 
@@ -80,7 +80,7 @@ export async function confirmMissing<R>(
   const missing = await coverage.missing(ctx.db, scope, rule.table, readStartedAt);
   const candidates = missing.filter((row) => onlyIf?.has(`${rule.table}:${naturalKeyText(rule.table, row)}`) ?? true).map((row) => row[column] as string | number);
   if (candidates.length === 0) return NOTHING_TO_CONFIRM;
-  const asked = sample(candidates, CONFIRMATIONS_PER_WALK);
+  const asked = sample(candidates, rule.lookupsPerWalk);
   const present: Lookup<R>[] = [];
   const gone: (string | number)[] = [];
   const kept: (string | number)[] = [];

@@ -109,6 +109,11 @@ export interface MissingConfirmation<R> {
   table: SyncedTableName;
   /** One record by its key: a 404 (UpstreamError) confirms the row gone, an answer shows it present. */
   fetch(client: UpstreamClient, key: string | number, signal?: AbortSignal): Promise<Lookup<R>>;
+  /**
+   * Lookups per walk at most (a random sample of the rows to confirm): when every one asked about is gone, the
+   * rest are taken as one bulk deletion. What bounds a walk's requests against what a wrong deletion costs.
+   */
+  lookupsPerWalk: number;
 }
 
 export interface PagedStream<R> extends StreamBase<R> {

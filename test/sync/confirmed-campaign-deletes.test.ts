@@ -127,6 +127,25 @@ describe("a campaign that moved behind the cursor while one already read went", 
     expect(domains).toEqual([{ domain_id: 1 }]);
   });
 
+  it("asks about every campaign the walk did not see, however many: none goes on a sample's word", async () => {
+    const h = await scripted({ status: "running", leads: 2 });
+    const context = await twelveCampaigns(h);
+    const extra = Array.from({ length: 20 }, (_, index) => buildCampaign(`cmp_x${String(index).padStart(2, "0")}`, "running"));
+    h.upstream.state.campaigns.push(...extra);
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    // Twenty of them and MAIN leave the listing; MAIN alone still answers its detail.
+    const [main] = h.upstream.state.campaigns.splice(6, 1) as Campaign[];
+    h.upstream.state.campaigns.splice(-extra.length);
+    h.upstream.hook = ({ path, query }) => (path === DETAIL && query.get("campaign_uid") === MAIN ? { status: 200, body: main } : undefined);
+    h.requested();
+    expect((await runDiscovery(context)).outcome).toBe("succeeded");
+    expect(detailLookups(h)).toBe(extra.length + 1);
+    const live = await liveCampaigns(h);
+    expect(live).toContain(MAIN);
+    expect(live.filter((uid) => uid.startsWith("cmp_x"))).toEqual([]);
+    expect(await liveLeadsOf(h, MAIN)).toBe(2);
+  });
+
   it("stays live with its leads when its lookup fails, the discovery partial, and goes with the next one", async () => {
     const h = await scripted({ status: "running", leads: 3 });
     const context = await twelveCampaigns(h);

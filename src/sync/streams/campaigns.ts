@@ -77,6 +77,7 @@ export const campaigns: PagedStream<ListItem> = {
   cascade: [CAMPAIGN_CHILDREN],
   completeness: { table: "campaigns", within: (scope) => ({ _account: scope.account }) },
   // A campaign moved behind the cursor while another went looks like a whole walk, and its deletion would take
-  // every lead and event it holds: each campaign the walk did not see is asked for.
-  confirmMissing: { table: "campaigns", fetch: fetchCampaignAsListed },
+  // every lead and event it holds: each campaign the walk did not see is asked for, however many (an account has
+  // a few hundred at most), so that none goes on a sample's word.
+  confirmMissing: { table: "campaigns", fetch: fetchCampaignAsListed, lookupsPerWalk: Number.POSITIVE_INFINITY },
 };

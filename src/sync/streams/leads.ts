@@ -2,6 +2,7 @@ import type { ReadRecord, RecordOf, UpstreamClient } from "../../upstream/client
 import { isUsableKey, unplaceableKey } from "../../upstream/parsing.ts";
 import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
 import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
+import { CONFIRMATIONS_PER_WALK } from "../confirm-missing.ts";
 import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
 import type { CascadeRule, LookupStream, PagedStream, RowBatch, RowContext, SoftDeleteRule } from "../stream.ts";
 
@@ -247,7 +248,7 @@ export const leads: PagedStream<Lead> = {
   copiesInto: ["replies", "link_clicks"],
   completeness: { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
   // A lead moved behind the cursor while another went looks like a whole walk: each lead it did not see is asked for.
-  confirmMissing: { table: "leads", fetch: fetchLead },
+  confirmMissing: { table: "leads", fetch: fetchLead, lookupsPerWalk: CONFIRMATIONS_PER_WALK },
 };
 
 /**
