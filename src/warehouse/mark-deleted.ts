@@ -1,7 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
-import { INSTANT_SQL_FORMAT } from "../upstream/instant.ts";
 import { arrayLiteral } from "./array-literal.ts";
-import { columnLiterals, columnTypes, typedArrays, typeOf, type ColumnTypes, type Executor } from "./column-arrays.ts";
+import { columnLiterals, columnTypes, keyColumn, typedArrays, typeOf, type ColumnTypes, type Executor } from "./column-arrays.ts";
 import { NATURAL_KEYS, type NaturalKey, type RowInput, type SyncedTableName } from "./tables.ts";
 
 /** Rows that must stay live whatever the keys say: those whose `column` holds one of `values` (children of a record whose list of them could not be read). */
@@ -51,11 +50,7 @@ export async function findMissing<T extends SyncedTableName>(db: Executor, table
   const key: readonly string[] = NATURAL_KEYS[table];
   const types = await columnTypes(db, table);
   const missing = await missingCondition(db, table, rows);
-  const selected = key.map((column) =>
-    types.get(column) === "timestamp with time zone"
-      ? sql`to_char(t.${sql.id(column)} AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT}) AS ${sql.id(column)}`
-      : sql`t.${sql.id(column)}`,
-  );
+  const selected = key.map((column) => sql`${keyColumn(types, column, "t")} AS ${sql.id(column)}`);
   const found = await sql<NaturalKey<T>>`
     SELECT ${sql.join(selected)} FROM ${sql.id(table)} AS t WHERE ${missing}
      ORDER BY ${sql.join(key.map((column) => sql`t.${sql.id(column)}`))}`.execute(db);
