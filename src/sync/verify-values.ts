@@ -20,15 +20,13 @@ import type { VerifyLine } from "./verify.ts";
  * soft-deleted, or not at all) is missing, on every table: contacts, email
  * sequences and a campaign's sending domains have no key-set line of their
  * own to name it. Except where the sync rightly holds such a row deleted:
- *
- * - Copies whose existence another stream decides (`stream.copiesInto`: a
- *   schedule's replies and clicks, which the listings #13 and #14 decide): a
- *   copy never brings back a row the listing deleted, so a copy that is not
- *   held live says nothing; only the values of those held are compared.
- * - Rows a lookup deletes on its 404 while copies still name them
- *   (DECIDED_BY_LOOKUP: a schedule's `email_data` can name a sequence #9 no
- *   longer knows): each such row not held live is asked for, and is missing
- *   only if the lookup finds it.
+ * copies whose existence another stream decides (`stream.copiesInto`: a
+ * schedule's replies and clicks, which the listings #13 and #14 decide, and
+ * the sequence its `email_data` names, which #9 decides). A copy never brings
+ * back a row its decider deleted, so a copy that is not held live says
+ * nothing, only the values of those held are compared; unless the decider is
+ * a lookup (DECIDED_BY_LOOKUP): then the row is asked for, and is missing
+ * only if the lookup finds it.
  *
  * A difference, like a missing row, is a mismatch like a count's: the
  * warehouse does not hold what the upstream shows now, whether a sync wrote
@@ -36,12 +34,9 @@ import type { VerifyLine } from "./verify.ts";
  */
 
 /** A lookup whose 404 soft-deletes rows of its table that other streams' records still carry copies of. */
-type DecidingLookup = Pick<LookupStream<unknown>, "name" | "fetch" | "missing">;
+type DecidingLookup = Pick<LookupStream<unknown>, "fetch" | "missing">;
 
-/**
- * Tables whose rows another stream carries copies of, but whose existence a lookup decides: the leads walk
- * writes a sequence from a schedule's `email_data`, then #9 answers 404 for it and the sync deletes it again.
- */
+/** Tables of copies whose existence a lookup decides: a schedule's `email_data` can name a sequence #9 no longer knows. */
 const DECIDED_BY_LOOKUP: { [T in SyncedTableName]?: DecidingLookup } = { email_sequences: emailSequences as DecidingLookup };
 
 /** What a lookup answered for a key (true: found) in one scope's verification: asked once, however often the key is met. */
@@ -92,10 +87,11 @@ export class StreamValues<R> {
 
   /** The keys, as text, of the rows not held live that the warehouse should hold (see the rules above). */
   async #missing(table: SyncedTableName, keys: readonly Record<string, string>[]): Promise<string[]> {
-    if (keys.length === 0 || this.stream.copiesInto?.includes(table)) return [];
-    const lookup = DECIDED_BY_LOOKUP[table];
+    if (keys.length === 0) return [];
     const texts = keys.map((key) => naturalKeyText(table, key));
-    if (lookup === undefined || lookup.name === this.stream.name) return texts;
+    if (!this.stream.copiesInto?.includes(table)) return texts;
+    const lookup = DECIDED_BY_LOOKUP[table];
+    if (lookup === undefined) return [];
     const found: string[] = [];
     for (const [index, key] of keys.entries()) {
       const text = texts[index] as string;

@@ -360,6 +360,23 @@ describe("7. smaller, same spirit", () => {
     }
   });
 
+  it("keeps a sequence #9 no longer knows deleted while schedules still name it, and brings it back once #9 answers again", async () => {
+    const h = await harness(2);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const sequence = h.upstream.state.sequences.get(1);
+    h.upstream.state.sequences.delete(1);
+    const held = () => h.warehouse.db.selectFrom("email_sequences").select(["_deleted_at", "_synced_at"]).where("id", "=", 1).executeTakeFirstOrThrow();
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const deleted = await held();
+    expect(deleted._deleted_at).not.toBeNull();
+    // The next walk of the leads reads the schedules' copies of it: they neither bring it back nor make it go again.
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await held()).toEqual(deleted);
+    h.upstream.state.sequences.set(1, sequence as NonNullable<typeof sequence>);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect((await held())._deleted_at).toBeNull();
+  });
+
   it("sees an email sequence's label change on the campaign's next cycle", async () => {
     const h = await harness(2);
     await runCampaignSync(h.context(), CAMPAIGN);

@@ -9,22 +9,29 @@ import type { LookupStream } from "../stream.ts";
 
 /**
  * Email sequences have no listing: their ids are discovered in schedules'
- * `email_data` (leads stream), and every live sequence of the campaign is
- * fetched with #9 on each of the campaign's cycles, so that a label, score,
- * verdict or approval flag that changed is seen.
+ * `email_data` (leads stream), and every sequence of the campaign that is live
+ * or that a live schedule sends is fetched with #9 on each of the campaign's
+ * cycles, so that a label, score, verdict or approval flag that changed is
+ * seen. #9 alone says whether a sequence exists: the copies in schedules only
+ * add fields (the leads stream's `copiesInto`), so a sequence #9 no longer
+ * knows stays deleted while schedules still name it, instead of coming back
+ * with every walk of the leads to be deleted again; and one a schedule sends
+ * again is asked for, and comes back if #9 answers.
  */
 export const emailSequences: LookupStream<RecordOf<"email_sequences">> = {
   name: "email_sequences",
   kind: "lookup",
   scope: "campaign",
   ids: async (db, scope) => {
-    const rows = await db
-      .selectFrom("email_sequences")
-      .select("id")
-      .where("campaign_uid", "=", scope.campaignUid ?? "")
+    const campaignUid = scope.campaignUid ?? "";
+    const sent = db
+      .selectFrom("schedules")
+      .select("email_sequence_id as id")
+      .where("campaign_uid", "=", campaignUid)
       .where("_deleted_at", "is", null)
-      .orderBy("id")
-      .execute();
+      .where("email_sequence_id", "is not", null)
+      .$narrowType<{ id: number }>();
+    const rows = await db.selectFrom("email_sequences").select("id").where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).union(sent).orderBy("id").execute();
     return rows.map((row) => Number(row.id));
   },
   fetch: (client, id, signal) => client.getEmailSequence(Number(id), signal),

@@ -5,6 +5,7 @@ import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
 import { CONFIRMATIONS_PER_WALK } from "../confirm-missing.ts";
 import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
 import type { CascadeRule, LookupStream, PagedStream, RowBatch, RowContext, SoftDeleteRule } from "../stream.ts";
+import type { SyncedTableName } from "../../warehouse/tables.ts";
 
 type Lead = RecordOf<"leads">;
 type Schedule = NonNullable<NonNullable<Lead["schedules"]>[number]>;
@@ -208,6 +209,12 @@ const SCHEDULE_CHILDREN: CascadeRule = {
   ],
 };
 
+/**
+ * Tables where a lead's rows are copies of records another stream decides the existence of: a schedule's replies
+ * and clicks (the listings #13, #14) and the email sequence it sends (#9).
+ */
+const LEAD_COPIES: SyncedTableName[] = ["replies", "link_clicks", "email_sequences"];
+
 /** A lead that is gone takes its schedules (and they their events, SCHEDULE_CHILDREN); its contact follows by itself (migrations/0008). */
 const LEAD_CHILDREN: CascadeRule = { from: "leads", children: [{ table: "schedules", column: "lead_uid" }] };
 
@@ -245,7 +252,7 @@ export const leads: PagedStream<Lead> = {
   // on the walk before, or seen since by another read), and they their events.
   cascade: [LEAD_CHILDREN, SCHEDULE_CHILDREN],
   childrenOf: recordsBelowLead,
-  copiesInto: ["replies", "link_clicks"],
+  copiesInto: LEAD_COPIES,
   completeness: { table: "leads", within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }) },
   // A lead moved behind the cursor while another went looks like a whole walk: each lead it did not see is asked for.
   confirmMissing: { table: "leads", fetch: fetchLead, lookupsPerWalk: CONFIRMATIONS_PER_WALK },
@@ -271,6 +278,6 @@ export function leadsByUid(uids: readonly string[]): LookupStream<Lead> {
     key: (record) => record.uid,
     rows: leadRows,
     childrenOf: recordsBelowLead,
-    copiesInto: ["replies", "link_clicks"],
+    copiesInto: LEAD_COPIES,
   };
 }
