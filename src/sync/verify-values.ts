@@ -6,7 +6,7 @@ import { keyList } from "./key-list.ts";
 import { naturalKeyText } from "./natural-keys.ts";
 import { mapPage } from "./page-writer.ts";
 import type { LookupStream, StreamDefinition, StreamScope } from "./stream.ts";
-import { campaignDetail, emailSequences } from "./streams/index.ts";
+import { CAMPAIGN_STREAMS, campaignDetail } from "./streams/index.ts";
 import type { VerifyLine } from "./verify.ts";
 
 /**
@@ -25,7 +25,7 @@ import type { VerifyLine } from "./verify.ts";
  * the sequence its `email_data` names, which #9 decides). A copy never brings
  * back a row its decider deleted, so a copy that is not held live says
  * nothing, only the values of those held are compared; unless the decider is
- * a lookup (DECIDED_BY_LOOKUP): then the row is asked for, and is missing
+ * a lookup (decidingLookup): then the row is asked for, and is missing
  * only if the lookup finds it.
  *
  * A difference, like a missing row, is a mismatch like a count's: the
@@ -33,11 +33,13 @@ import type { VerifyLine } from "./verify.ts";
  * it wrong or the upstream changed it since the last sync.
  */
 
-/** A lookup whose 404 soft-deletes rows of its table that other streams' records still carry copies of. */
-type DecidingLookup = Pick<LookupStream<unknown>, "fetch" | "missing">;
-
-/** Tables of copies whose existence a lookup decides: a schedule's `email_data` can name a sequence #9 no longer knows. */
-const DECIDED_BY_LOOKUP: { [T in SyncedTableName]?: DecidingLookup } = { email_sequences: emailSequences as DecidingLookup };
+/**
+ * The campaign stream that looks the rows of a table of copies up one by one and soft-deletes them on a 404, if
+ * any: a schedule's `email_data` can name a sequence #9 (email_sequences) no longer knows.
+ */
+function decidingLookup(table: SyncedTableName): LookupStream<unknown> | undefined {
+  return CAMPAIGN_STREAMS.find((stream): stream is LookupStream<unknown> => stream.kind === "lookup" && stream.missing.table === table);
+}
 
 /** What a lookup answered for a key (true: found) in one scope's verification: asked once, however often the key is met. */
 type LookupAnswers = Map<string, boolean>;
@@ -90,7 +92,7 @@ export class StreamValues<R> {
     if (keys.length === 0) return [];
     const texts = keys.map((key) => naturalKeyText(table, key));
     if (!this.stream.copiesInto?.includes(table)) return texts;
-    const lookup = DECIDED_BY_LOOKUP[table];
+    const lookup = decidingLookup(table);
     if (lookup === undefined) return [];
     const found: string[] = [];
     for (const [index, key] of keys.entries()) {
@@ -104,7 +106,7 @@ export class StreamValues<R> {
   }
 
   /** Whether the lookup knows the record: a 404 is what the sync deletes the row for; a record it cannot place still exists. */
-  async #found(lookup: DecidingLookup, id: string): Promise<boolean> {
+  async #found(lookup: LookupStream<unknown>, id: string): Promise<boolean> {
     try {
       await lookup.fetch(this.ctx.client, id, this.ctx.signal);
       return true;

@@ -24,14 +24,8 @@ export const emailSequences: LookupStream<RecordOf<"email_sequences">> = {
   scope: "campaign",
   ids: async (db, scope) => {
     const campaignUid = scope.campaignUid ?? "";
-    const sent = db
-      .selectFrom("schedules")
-      .select("email_sequence_id as id")
-      .where("campaign_uid", "=", campaignUid)
-      .where("_deleted_at", "is", null)
-      .where("email_sequence_id", "is not", null)
-      .$narrowType<{ id: number }>();
-    const rows = await db.selectFrom("email_sequences").select("id").where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).union(sent).orderBy("id").execute();
+    const live = db.selectFrom("email_sequences").select("id").where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null);
+    const rows = await live.union(sentByLiveSchedules(db, campaignUid)).orderBy("id").execute();
     return rows.map((row) => Number(row.id));
   },
   fetch: (client, id, signal) => client.getEmailSequence(Number(id), signal),
@@ -70,13 +64,17 @@ export const emailSequences: LookupStream<RecordOf<"email_sequences">> = {
  * any more was deleted upstream (deleting a sequence regenerates the schedules).
  */
 export async function retireUnreferencedSequences(db: Kysely<Database>, campaignUid: string, at: Date): Promise<number> {
-  const referenced = await db
+  const referenced = await sentByLiveSchedules(db, campaignUid).distinct().execute();
+  return markDeleted(db, "email_sequences", { campaign_uid: campaignUid }, referenced, at);
+}
+
+/** The ids of the sequences the campaign's live schedules send. */
+function sentByLiveSchedules(db: Kysely<Database>, campaignUid: string) {
+  return db
     .selectFrom("schedules")
-    .select("email_sequence_id")
-    .distinct()
+    .select("email_sequence_id as id")
     .where("campaign_uid", "=", campaignUid)
     .where("_deleted_at", "is", null)
     .where("email_sequence_id", "is not", null)
-    .execute();
-  return markDeleted(db, "email_sequences", { campaign_uid: campaignUid }, referenced.map((row) => ({ id: row.email_sequence_id as number })), at);
+    .$narrowType<{ id: number }>();
 }
