@@ -125,29 +125,38 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   }
   // A campaign whose detail could not be placed was never walked below: it is read below like one the warehouse lacks.
   for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
-  for (const campaignUid of campaignUids) {
-    const scope: StreamScope = { account: ctx.account, campaignUid };
-    const listed: ListedSchedules = { ids: new Set(), unreadable: new Set(), read: false };
-    const values = valuesOf(scope);
-    if (values) await compareCampaignDetail(run, values, campaignUid);
-    const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
-      keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
-    const campaignLines: VerifyLine[] = [];
-    // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice. So do the
-    // leads of a campaign the warehouse lacks: they are walked for its schedules anyway.
-    // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
-    const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || (stream === leads && unheld.has(campaignUid));
-    for (const stream of COUNTED_STREAMS) campaignLines.push(keyedFirst(stream) ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
-    if (options.deep === "mismatched" && campaignLines.some((line) => line.status !== "ok")) {
-      // A line already compared by key (a listing without a total, the leads of a campaign the warehouse lacks) is not walked again.
-      for (const [index, stream] of COUNTED_STREAMS.entries()) if (campaignLines[index]?.missingKeys === undefined) campaignLines[index] = await keyed(stream);
-    }
-    // The leads were walked: their schedules are compared by key.
-    if (listed.read) campaignLines.push(await keyedSchedulesLine(ctx.db, campaignUid, listed));
-    lines.push(...campaignLines, ...(values?.lines() ?? []));
-  }
+  for (const campaignUid of campaignUids) lines.push(...(await campaignLines(run, options, campaignUid, unheld.has(campaignUid), valuesOf)));
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
+}
+
+/** One campaign's lines: a count or key set per stream, its schedules when its leads were walked, and its values. */
+async function campaignLines(
+  run: SyncContext,
+  options: VerifyOptions,
+  campaignUid: string,
+  unheld: boolean,
+  valuesOf: (scope: StreamScope) => ScopeValues | undefined,
+): Promise<VerifyLine[]> {
+  const scope: StreamScope = { account: run.account, campaignUid };
+  const listed: ListedSchedules = { ids: new Set(), unreadable: new Set(), read: false };
+  const values = valuesOf(scope);
+  if (values) await compareCampaignDetail(run, values, campaignUid);
+  const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
+    keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
+  const lines: VerifyLine[] = [];
+  // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice. So do the
+  // leads of a campaign the warehouse lacks: they are walked for its schedules anyway.
+  // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
+  const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || (stream === leads && unheld);
+  for (const stream of COUNTED_STREAMS) lines.push(keyedFirst(stream) ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
+  if (options.deep === "mismatched" && lines.some((line) => line.status !== "ok")) {
+    // A line already compared by key (a listing without a total, the leads of a campaign the warehouse lacks) is not walked again.
+    for (const [index, stream] of COUNTED_STREAMS.entries()) if (lines[index]?.missingKeys === undefined) lines[index] = await keyed(stream);
+  }
+  // The leads were walked: their schedules are compared by key.
+  if (listed.read) lines.push(await keyedSchedulesLine(run.db, campaignUid, listed));
+  return [...lines, ...(values?.lines() ?? [])];
 }
 
 /** What a listing of a campaign the upstream no longer knows (404) holds: `none`. */
