@@ -84,7 +84,12 @@ async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhyth
   const names = [...rhythms.map((each) => campaignLockName(ctx.account, campaignUid, each)), ...(holder === undefined ? [] : [holder])];
   const lock = await ctx.locks.acquire(names);
   if (lock === null) throw new CampaignBusyError(campaignUid);
-  return { ctx: { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal }, release: () => lock.release() };
+  return { ctx: underLock(ctx, lock), release: () => lock.release() };
+}
+
+/** The context stopped also when the lock is lost (its session ended): work done under a lock stops with it. */
+function underLock(ctx: SyncContext, lock: RunLock): SyncContext {
+  return { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal };
 }
 
 /** Waits between tries of the lock another process's discovery holds, doubling: each try opens a connection. */
@@ -113,7 +118,7 @@ async function holdDiscovery(ctx: SyncContext): Promise<RunLock | undefined> {
 async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRef[]> {
   const lock = await holdDiscovery(ctx);
   try {
-    const run = lock ? { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal } : ctx;
+    const run = lock ? underLock(ctx, lock) : ctx;
     for (const stream of ACCOUNT_STREAMS) {
       ledger.add(await runStream(run, stream, { account: ctx.account, campaignUid: null }, { runId: ledger.runId }));
     }
