@@ -54,8 +54,13 @@ function fieldsFor(encoding: BodyEncoding) {
     const base = z.number().int().min(min).max(max);
     return form ? z.preprocess(fromFormNumber, base) : base;
   };
+  /** The body's arrays are sets (days skipped, domains sent from): an item named twice is a mistake to report, not to store. */
   const array = <T extends z.ZodType>(item: T, maxItems?: number) => {
-    const base = maxItems === undefined ? z.array(item) : z.array(item).max(maxItems);
+    const bounded = maxItems === undefined ? z.array(item) : z.array(item).max(maxItems);
+    const base = bounded.superRefine((items, ctx) => {
+      const repeated = items.find((value, index) => items.indexOf(value) !== index);
+      if (repeated !== undefined) ctx.addIssue({ code: "custom", message: `names ${String(repeated)} more than once` });
+    });
     return form ? z.preprocess(fromFormArray, base) : base;
   };
   const nullable = <T extends z.ZodType>(inner: T) => (form ? z.preprocess(fromFormNullable, inner.nullable()) : inner.nullable());

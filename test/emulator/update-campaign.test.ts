@@ -102,6 +102,16 @@ const violations: Violation[] = [
     change: set("skip_days", ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]),
   },
   { rule: "skip_days with an unknown day", field: "skip_days", change: set("skip_days", ["Monday", "Funday"]) },
+  { rule: "skip_days naming a day twice", field: "skip_days", change: set("skip_days", ["Monday", "Monday"]) },
+  {
+    rule: "sending_domains naming a domain twice",
+    field: "sending_domains",
+    change: (data) => {
+      const [first] = data.sending_domains as number[];
+      if (first === undefined) throw new Error("the campaign has no sending domain to name twice");
+      data.sending_domains = [first, first];
+    },
+  },
   { rule: "scheduling_strategy testing", field: "scheduling_strategy", change: set("scheduling_strategy", "testing") },
   { rule: "scheduling_strategy unknown", field: "scheduling_strategy", change: set("scheduling_strategy", "turbo") },
   { rule: "single-message with no sequence", field: "scheduling_strategy", target: "none", change: set("scheduling_strategy", "single-message") },
