@@ -4,6 +4,7 @@ import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import { recordRejected, upsert } from "../warehouse/upsert.ts";
+import { deleteChildrenAgain, lockCampaignOf } from "./campaign-children.ts";
 import type { SyncContext } from "./context.ts";
 import { sourceOf, type RowBatch, type StreamDefinition, type StreamScope } from "./stream.ts";
 import type { WriteCounts } from "./stream-run.ts";
@@ -126,7 +127,9 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
   const fieldIssues = countFieldIssues(batch);
   const syncedAt = new Date();
   const written = await inTransaction(ctx.db, async (trx) => {
+    const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);
     const count = await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
+    if (campaignDeletedAt !== null && scope.campaignUid !== null) await deleteChildrenAgain(trx, scope.campaignUid, campaignDeletedAt);
     await recordRejected(
       trx,
       rejected.map((record) => ({

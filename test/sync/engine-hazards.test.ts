@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { holdRequests } from "../support/scripted-upstream.ts";
-import { runCampaignSync } from "../../src/sync/runs.ts";
+import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
 import { campaignLag } from "../../src/sync/status.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
@@ -63,5 +63,30 @@ describe("the leads walk beside the events rhythm's refresh", () => {
     h.upstream.hook = undefined;
     expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
     expect((await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 5001).executeTakeFirstOrThrow())._deleted_at).toBeInstanceOf(Date);
+  });
+});
+
+describe("a campaign deleted upstream while one of its pages is in flight", () => {
+  it("keeps the campaign's leads and schedules deleted when the page lands after discovery deleted the campaign", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // The page is answered as the upstream stood when it was asked for, and lands after the deletion.
+    const asAsked = { status: 200, body: { data: structuredClone(h.upstream.state.leads.get(CAMPAIGN)), total: 3 } };
+    const held = holdRequests(h.upstream, "/api/v1/leads/", () => asAsked);
+    const walking = runCampaignSync(h.context(), CAMPAIGN, "leads");
+    await held.reached;
+    h.upstream.state.campaigns.splice(0);
+    h.upstream.state.leads.delete(CAMPAIGN);
+    // Discovery takes no campaign lock: it confirms the campaign gone (#2 answers 404) and cascades meanwhile.
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    const { _deleted_at: deletedAt } = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", CAMPAIGN).executeTakeFirstOrThrow();
+    expect(deletedAt).toBeInstanceOf(Date);
+    held.release();
+    await walking;
+    for (const table of ["leads", "schedules"] as const) {
+      const rows = await h.warehouse.db.selectFrom(table).select("_deleted_at").where("campaign_uid", "=", CAMPAIGN).execute();
+      expect(rows).toHaveLength(3);
+      expect(rows.map((row) => row._deleted_at)).toEqual([deletedAt, deletedAt, deletedAt]);
+    }
   });
 });

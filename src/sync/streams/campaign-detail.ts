@@ -2,8 +2,8 @@ import type { RecordOf } from "../../upstream/client.ts";
 import { campaign, campaignSettings } from "../../upstream/resources.ts";
 import { issuesAt } from "../../upstream/tolerant.ts";
 import { instant, unknownFields, withoutUnreadable } from "../mapping.ts";
+import { CAMPAIGN_CHILDREN } from "../campaign-children.ts";
 import type { LookupStream } from "../stream.ts";
-import { CAMPAIGN_CHILDREN } from "./campaigns.ts";
 
 type Campaign = RecordOf<"campaign_detail">;
 

@@ -2,23 +2,10 @@ import type { Lookup, RecordOf, UpstreamClient } from "../../upstream/client.ts"
 import { campaignListItem } from "../../upstream/resources.ts";
 import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
 import { instant, unknownFields, withoutUnreadable } from "../mapping.ts";
-import type { CascadeRule, PagedStream } from "../stream.ts";
+import { CAMPAIGN_CHILDREN } from "../campaign-children.ts";
+import type { PagedStream } from "../stream.ts";
 
 type ListItem = RecordOf<"campaigns">;
-
-/** Everything that hangs from a campaign: soft-deleted with it when the upstream no longer has it. */
-export const CAMPAIGN_CHILDREN: CascadeRule = {
-  from: "campaigns",
-  children: [
-    { table: "campaign_sending_domains", column: "campaign_uid" },
-    { table: "email_sequences", column: "campaign_uid" },
-    { table: "leads", column: "campaign_uid" },
-    { table: "schedules", column: "campaign_uid" },
-    { table: "replies", column: "campaign_uid" },
-    { table: "link_clicks", column: "campaign_uid" },
-    { table: "email_opens", column: "campaign_uid" },
-  ],
-};
 
 /** Where a list item's field is in a campaign's detail: `name` is its settings' (and unreadable with them). */
 function listItemPath(detailPath: string): string | undefined {
