@@ -3,7 +3,7 @@ import { differingRows } from "../warehouse/differing-rows.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { keyList } from "./key-list.ts";
-import { naturalKeyText } from "./natural-keys.ts";
+import { keyRows, naturalKeyText } from "./natural-keys.ts";
 import { mapPage } from "./page-writer.ts";
 import type { LookupStream, StreamDefinition, StreamScope } from "./stream.ts";
 import { CAMPAIGN_STREAMS, campaignDetail } from "./streams/index.ts";
@@ -53,6 +53,8 @@ interface TableTally {
   differing: Map<string, Set<string>>;
   /** The rows the warehouse does not hold live. */
   missing: Set<string>;
+  /** Live rows a whole read does not list (compareWhole). */
+  extra: Set<string>;
 }
 
 /** One read of one stream in one scope: its rows compared, per table. */
@@ -73,8 +75,7 @@ export class StreamValues<R> {
     for (const table of Object.keys(batch) as SyncedTableName[]) {
       const comparison = await differingRows(this.ctx.db, table, batch[table] as RowInput<typeof table>[]);
       const missing = await this.#missing(table, comparison.missing);
-      let tally = this.#tables.get(table);
-      if (tally === undefined) this.#tables.set(table, (tally = { read: 0, compared: 0, differing: new Map(), missing: new Set() }));
+      const tally = this.#tally(table);
       tally.read += comparison.compared + missing.length;
       tally.compared += comparison.compared;
       for (const row of comparison.differing) {
@@ -85,6 +86,29 @@ export class StreamValues<R> {
       }
       for (const key of missing) tally.missing.add(key);
     }
+  }
+
+  /**
+   * Records that are all the upstream holds in the scope of the stream's soft-delete rules (a campaign's detail,
+   * and its sending domains): compared, and the live rows of those rules they do not list are extra.
+   */
+  async compareWhole(records: readonly ReadRecord<R>[]): Promise<void> {
+    await this.compare(records);
+    for (const rule of this.stream.softDelete ?? []) {
+      const listed = records.map((record) => rule.keys(record.value));
+      // A record whose list could not be read vouches for nothing, and the sync deletes nothing for it.
+      if (listed.some((keys) => keys === null)) continue;
+      const keys = new Set(listed.flatMap((list) => (list ?? []).map((key) => naturalKeyText(rule.table, key))));
+      const held = await keyRows(this.ctx.db, rule.table, rule.within(this.scope), "live");
+      const tally = this.#tally(rule.table);
+      for (const row of held) if (!keys.has(row.text)) tally.extra.add(row.text);
+    }
+  }
+
+  #tally(table: SyncedTableName): TableTally {
+    let tally = this.#tables.get(table);
+    if (tally === undefined) this.#tables.set(table, (tally = { read: 0, compared: 0, differing: new Map(), missing: new Set(), extra: new Set() }));
+    return tally;
   }
 
   /** The keys, as text, of the rows not held live that the warehouse should hold (see the rules above). */
@@ -119,7 +143,7 @@ export class StreamValues<R> {
 
   /** One line per table that had rows read. */
   lines(): VerifyLine[] {
-    return [...this.#tables].flatMap(([table, tally]) => (tally.read === 0 ? [] : [this.#line(table, tally)]));
+    return [...this.#tables].flatMap(([table, tally]) => (tally.read === 0 && tally.extra.size === 0 ? [] : [this.#line(table, tally)]));
   }
 
   #line(table: SyncedTableName, tally: TableTally): VerifyLine {
@@ -129,11 +153,12 @@ export class StreamValues<R> {
       campaignUid: this.scope.campaignUid,
       stream: this.stream.name,
       table,
-      status: tally.missing.size > 0 ? "missing" : tally.differing.size > 0 ? "differs" : "ok",
+      status: tally.missing.size > 0 ? "missing" : tally.extra.size > 0 ? "extra" : tally.differing.size > 0 ? "differs" : "ok",
       upstream: tally.read,
       warehouse: tally.compared,
       rejected: 0,
       missingKeys: keyList(tally.missing),
+      extraKeys: keyList(tally.extra),
       differingKeys: keyList(tally.differing.keys()),
       // Most often differing first.
       columns: Object.fromEntries([...columns].sort(([a, left], [b, right]) => right - left || (a < b ? -1 : 1))),
@@ -176,5 +201,5 @@ export async function compareCampaignDetail(ctx: SyncContext, values: ScopeValue
     if (error instanceof InvalidRecordError || (error instanceof UpstreamError && error.status === 404)) return undefined;
     throw error;
   });
-  if (lookup !== undefined) await values.begin(campaignDetail).compare([lookup.record]);
+  if (lookup !== undefined) await values.begin(campaignDetail).compareWhole([lookup.record]);
 }

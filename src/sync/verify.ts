@@ -8,6 +8,7 @@ import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { keyList, type KeyList } from "./key-list.ts";
 import { keyRows } from "./natural-keys.ts";
 import { recordVerification } from "./verifications.ts";
+import { orphanLines } from "./verify-orphans.ts";
 import { compareCampaignDetail, ScopeValues } from "./verify-values.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
@@ -29,6 +30,7 @@ import { walk } from "./walk.ts";
  *   counts disagree (or all of them), and the schedules the walk of their
  *   leads lists against the live ones (a schedule wrongly held as deleted
  *   changes no count of a listing).
+ * - Live rows under a campaign the warehouse holds as deleted are extra (verify-orphans.ts).
  * - Every record still rejected is its own line, with its reason.
  * - `values` compares the values of the rows the records read above map to,
  *   and of each campaign's detail, and names those not held live (verify-values.ts).
@@ -126,6 +128,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   // A campaign whose detail could not be placed was never walked below: it is read below like one the warehouse lacks.
   for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
   for (const campaignUid of campaignUids) lines.push(...(await campaignLines(run, options, campaignUid, unheld.has(campaignUid), valuesOf)));
+  lines.push(...(await orphanLines(ctx.db, ctx.account, options.campaignUid)));
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
 }

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
 import { verify } from "../../src/sync/verify.ts";
@@ -31,6 +32,23 @@ describe("verify", () => {
     const result = await verify(h.context());
     expect(result.lines.find((line) => line.stream === "campaigns")).toMatchObject({ status: "extra", extraKeys: { count: 1, first: [CAMPAIGN] } });
     expect(result.lines.find((line) => line.campaignUid === CAMPAIGN && line.stream === "leads")).toMatchObject({ status: "extra", upstream: 0, warehouse: 3 });
+  });
+
+  it("names live rows under a campaign the warehouse holds as deleted, or does not hold at all, as extra", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    unknownCampaignsAnswer404(h.upstream);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect((await verify(h.context())).problems).toBe(0);
+    // Whatever wrote them: a lead of the deleted campaign live again, and one of a campaign never held.
+    await sql`UPDATE leads SET _deleted_at = NULL WHERE uid = 'L2'`.execute(h.warehouse.db);
+    await sql`INSERT INTO leads (uid, campaign_uid, _synced_at, _first_seen_at) VALUES ('L_ghost', 'cmp_nowhere', now(), now())`.execute(h.warehouse.db);
+    const result = await verify(h.context());
+    expect(result.lines.filter((line) => line.status !== "ok")).toMatchObject([
+      { campaignUid: "cmp_nowhere", stream: "leads", status: "extra", upstream: 0, warehouse: 1, extraKeys: { count: 1, first: ["L_ghost"] } },
+      { campaignUid: CAMPAIGN, stream: "leads", status: "extra", upstream: 0, warehouse: 1, extraKeys: { count: 1, first: ["L2"] } },
+    ]);
   });
 
   it("names no lead as extra that the upstream still lists when a lead read before goes while the key sets are compared", async () => {

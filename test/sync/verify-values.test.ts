@@ -128,6 +128,14 @@ describe("verify --values", () => {
     expect(valuesLine(lost.lines, "campaign_detail", "campaign_sending_domains")).toMatchObject({ status: "missing", missingKeys: { first: [`${CAMPAIGN}|1`] } });
   });
 
+  it("names a live sending domain the campaign's detail no longer lists as extra", async () => {
+    const h = await syncedCampaign();
+    await sql`INSERT INTO campaign_sending_domains (campaign_uid, domain_id, _synced_at, _first_seen_at) VALUES (${CAMPAIGN}, 999, now(), now())`.execute(h.warehouse.db);
+    const result = await verify(h.context(), { values: true });
+    expect(valuesLine(result.lines, "campaign_detail", "campaign_sending_domains")).toMatchObject({ status: "extra", extraKeys: { count: 1, first: [`${CAMPAIGN}|999`] } });
+    expect(result.problems).toBe(1);
+  });
+
   it("names no row the warehouse rightly holds deleted: a reply the listing dropped that its schedule still carries, a sequence #9 no longer knows that schedules still name", async () => {
     const h = await syncedCampaign();
     // #13 no longer lists reply 501 (deleted once two reads in a row leave it out), then #9 answers 404 for
