@@ -31,6 +31,8 @@ export interface CheckpointState {
   unconfirmedMissing?: number;
   /** When a walk from the start last proved it saw every record (ISO): how long an append stream may go on continuing at its end. */
   provenAt?: string;
+  /** Copies of records that one page repeated, as that proof counted them: a continuation adds them to the rows it counts. */
+  repeated?: number;
   /** Leads a refresh found stale but could not take in its cycle (over the limit): the next cycle takes them first. */
   waiting?: string[];
   /** When the events rhythm began event reads whose stale leads are not saved yet (ISO): see campaign-sync.ts. */

@@ -11,7 +11,7 @@ import type { PagedStream, StreamScope } from "./stream.ts";
 import { ByteBudget } from "./byte-budget.ts";
 import { addCounts, checkpointKey, fingerprint, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
 import { walk, type WalkPage, type WalkResult, type WalkStart } from "./walk.ts";
-import { judgeWalk, reportListingIssue, UNKNOWN_TOTAL, UNLISTED } from "./walk-proof.ts";
+import { judgeWalk, reportListingIssue, REPEATED, UNKNOWN_TOTAL, UNLISTED } from "./walk-proof.ts";
 
 /**
  * A paginated listing: walked with a healing cursor, each page written with
@@ -19,9 +19,12 @@ import { judgeWalk, reportListingIssue, UNKNOWN_TOTAL, UNLISTED } from "./walk-p
  *
  * Only a walk that started at offset 0 and can prove it saw every record may
  * soft-delete what it did not see, or count as a campaign status's full scan:
- * it must have seen at least as many distinct records as the listing's final
- * total (a record it could not identify still holds back the soft-deletes of
- * the rows it could have been: WalkCoverage). A walk that falls short (records
+ * it must have read at least as many positions as the listing's final total:
+ * distinct records, and the copies of one that a single page repeated (the
+ * upstream's duplicate, named on the run as `<listing>.duplicate`; a record
+ * met again on another page may have moved, and counts once). A record it
+ * could not identify still holds back the soft-deletes of the rows it could
+ * have been (WalkCoverage). A walk that falls short (records
  * slipped in behind the cursor) walks again from the start, a few times at
  * most. A resumed walk, or an append stream's continuation, proves nothing
  * about what lies before its start: it only lands what it reads. So an
@@ -48,7 +51,7 @@ export const APPEND_PROOF_MS = 60 * 60 * 1000;
 
 export class IncompleteWalkError extends Error {
   constructor(stream: string, seen: number, total: number, passes: number) {
-    super(`after ${passes} walks of ${stream} from the start, each saw fewer distinct records still listed (last: ${seen}) than the upstream's total (${total})`);
+    super(`after ${passes} walks of ${stream} from the start, each read fewer positions still listed (last: ${seen}; distinct records, and the copies one page repeated) than the upstream's total (${total})`);
     this.name = "IncompleteWalkError";
   }
 }
@@ -139,11 +142,12 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     }
     const walkResult = step.value;
     const fromStart = walkResult.fromStart;
-    const judged = await judgeWalk(ctx, stream, scope, walkResult, coverage, pass >= MAX_PASSES, () => (withoutTotal += 1));
+    const judged = await judgeWalk(ctx, stream, scope, walkResult, coverage, checkpoint.state.repeated ?? 0, pass >= MAX_PASSES, () => (withoutTotal += 1));
     reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "total", count: withoutTotal, reason: UNKNOWN_TOTAL }, result);
+    reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
     if (judged === "again") {
       ctx.logger.info(
-        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct, total: walkResult.total },
+        { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct + coverage.repeated, total: walkResult.total },
         "the listing moved while it was read; walking again from the start",
       );
       start = { offset: 0, tail: [] };
@@ -165,7 +169,14 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         await coverage.markMissing(trx, scope, completedAt, walkStartedAt);
         await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
         // What the proof proves: a row it did not see is gone now, and an earlier walk's doubts are settled.
-        judgedState = { ...options.completedState, provenAt: completedAt.toISOString(), unconfirmedMissing: confirmation.undecided || undefined, missing: undefined, missingSince: undefined };
+        judgedState = {
+          ...options.completedState,
+          provenAt: completedAt.toISOString(),
+          repeated: coverage.repeated || undefined,
+          unconfirmedMissing: confirmation.undecided || undefined,
+          missing: undefined,
+          missingSince: undefined,
+        };
       } else if (twice) {
         const missing = await coverage.markMissingAgain(trx, scope, completedAt, walkStartedAt, previouslyMissing);
         const since = checkpoint.state.missingSince;

@@ -15,7 +15,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * What one complete read of a listing saw: the natural keys each soft-delete
  * rule vouches for, the records whose children could not be read (those
  * children are protected, not deleted), and how many distinct records it met,
- * placed or not, to compare with the upstream's total.
+ * placed or not, and how many copies of them one page repeated, to compare
+ * with the upstream's total.
  *
  * A record that could not be placed still vouches for its row when the key
  * fields it kept are the row's whole natural key (a reply that lost its
@@ -33,6 +34,11 @@ export class WalkCoverage<R> {
   readonly #seen = new Set<string>();
   /** Per identity of a record that could not be placed: the most copies of it one page held (identical records, such as two opens of one schedule that both lost opened_on, differ in nothing else). */
   readonly #unplaced = new Map<string, number>();
+  /**
+   * Per key of a placed record: the most copies of it one page held, less one. A page is one answer, so a key it
+   * lists twice is the upstream's duplicate, not a record that moved between requests; across pages it could be.
+   */
+  readonly #repeats = new Map<string, number>();
   /** Per table whose missing rows the stream confirms: the keys confirmed gone (settle). */
   readonly #gone = new Map<SyncedTableName, Record<string, unknown>[]>();
 
@@ -45,7 +51,13 @@ export class WalkCoverage<R> {
   }
 
   add(records: readonly ReadRecord<R>[], rejected: readonly RejectedRecord[] = []): void {
-    for (const record of records) this.#seen.add(this.#stream.key(record.value));
+    const listed = new Map<string, number>();
+    for (const record of records) {
+      const key = this.#stream.key(record.value);
+      this.#seen.add(key);
+      listed.set(key, (listed.get(key) ?? 0) + 1);
+    }
+    for (const [key, count] of listed) if (count > 1) this.#repeats.set(key, Math.max(count - 1, this.#repeats.get(key) ?? 0));
     const copies = new Map<string, number>();
     for (const record of rejected) {
       const identity = rejectedIdentity(record);
@@ -77,6 +89,7 @@ export class WalkCoverage<R> {
     this.#blocked.fill(false);
     this.#seen.clear();
     this.#unplaced.clear();
+    this.#repeats.clear();
     this.#gone.clear();
   }
 
@@ -85,6 +98,13 @@ export class WalkCoverage<R> {
     let unplaced = 0;
     for (const count of this.#unplaced.values()) unplaced += count;
     return this.#seen.size + unplaced;
+  }
+
+  /** Copies of placed records beyond the first that one page held: positions read, though they add no record. */
+  get repeated(): number {
+    let repeated = 0;
+    for (const count of this.#repeats.values()) repeated += count;
+    return repeated;
   }
 
   /**

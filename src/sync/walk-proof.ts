@@ -11,6 +11,12 @@ import type { WalkResult } from "./walk.ts";
  * that, it read the listing through from the start, which a listing without
  * a total allows to judge what it did not see by two walks in a row; or
  * whether it must walk again.
+ *
+ * The total counts positions, so a walk counts what it read as positions: its
+ * distinct records, and each copy of one that a single page repeated (the
+ * upstream listed a record twice in one answer: both positions were read). A
+ * record met again on another page counts once: between two requests it may
+ * have moved, and then a record the walk never saw may hold its old place.
  */
 
 /** Why a listing's pages without a usable total are named on the run. */
@@ -24,24 +30,29 @@ export interface Judgement {
   complete: boolean;
   /** The walk started at offset 0 and saw every record: it soft-deletes what it did not see, and counts as a full scan. */
   proven: boolean;
-  /** With a total the walk fell short of: the distinct records it saw, still listed. */
+  /** With a total the walk fell short of: the positions it read (distinct records and one page's repeats), still listed. */
   shortOf?: { seen: number; total: number };
 }
 
-/** `again`: the listing moved while it was read, and another walk from the start may still prove it whole. */
+/**
+ * `again`: the listing moved while it was read, and another walk from the start may still prove it whole.
+ * `repeatedAtProof`: the repeats the last proven walk counted (checkpoint state), which a continuation's count of
+ * the warehouse, one row per record, cannot see.
+ */
 export async function judgeWalk<R>(
   ctx: SyncContext,
   stream: PagedStream<R>,
   scope: StreamScope,
   walked: WalkResult,
   coverage: WalkCoverage<R>,
+  repeatedAtProof: number,
   lastPass: boolean,
   onUnknownTotal: () => void,
 ): Promise<Judgement | "again"> {
   const unknown: Judgement = { total: null, complete: walked.fromStart, proven: false };
   if (walked.total === null) return unknown;
-  // Records a walk from the start saw; for a continuation, what the warehouse holds.
-  const held = walked.fromStart ? coverage.distinct : await tailHeld(ctx, stream as PagedStream<unknown>, scope, walked.total);
+  // Positions a walk from the start read; for a continuation, what the warehouse holds.
+  const held = walked.fromStart ? coverage.distinct + coverage.repeated : await tailHeld(ctx, stream as PagedStream<unknown>, scope, walked.total, repeatedAtProof);
   // Real upstreams report a total a few off on one answer. Where the walk saw the listing hold still, asking the total
   // once more costs one record, and walking again all of them.
   const stillListing = walked.vanished === 0 && walked.arrived === 0;
@@ -63,16 +74,21 @@ export async function judgeWalk<R>(
 export const UNLISTED =
   "records the walk did not see that their lookups found: the listing left them out (or moved them behind the cursor); they were written, and more of them than a walk looks up stay undeleted";
 
+/** Why copies of a record that one page repeated are named on the run. */
+export const REPEATED =
+  "records listed more than once on one page: each copy counts as a position read toward the total, and is written once";
+
 /**
  * Names on the run what a walk found wrong with its listing, as deviating fields are (`<listing>.<what>` in
  * `sync_runs.field_issues` and /metrics), with one warning per walk: pages without a usable total
- * (`<listing>.total`), records the listing left out that their lookups found (`<listing>.listing`).
+ * (`<listing>.total`), records the listing left out that their lookups found (`<listing>.listing`), copies of
+ * a record one page repeated (`<listing>.duplicate`).
  */
 export function reportListingIssue(
   ctx: SyncContext,
   stream: PagedStream<unknown>,
   scope: StreamScope,
-  issue: { what: "total" | "listing"; count: number; reason: string },
+  issue: { what: "total" | "listing" | "duplicate"; count: number; reason: string },
   result: StreamResult,
 ): void {
   if (issue.count === 0) return;
@@ -85,16 +101,17 @@ export function reportListingIssue(
 /**
  * An append stream's continuation reads only the tail of its listing, so it
  * counts the warehouse instead: its live rows plus the stream's rejected
- * records, to match the upstream's total. Fewer means records arrived before
- * the cursor (a listing not in creation order); more means records the
- * warehouse holds are gone upstream. Either way the stream is walked again
+ * records, and the repeats its last proof counted, to match the upstream's
+ * total. Fewer means records arrived before the cursor (a listing not in
+ * creation order); more means records the warehouse holds are gone upstream
+ * (or the upstream mended a repeat). Either way the stream is walked again
  * from the start, which can tell which.
  */
-async function tailHeld(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number): Promise<number> {
+async function tailHeld(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope, total: number, repeated: number): Promise<number> {
   if (!stream.completeness) return total;
   const [live, rejected] = await Promise.all([
     liveRows(ctx.db, stream.completeness.table, stream.completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
-  return live + rejected;
+  return live + rejected + repeated;
 }

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
+import { isFinalLeadsWalk } from "../../src/sync/campaign-sync.ts";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { APPEND_PROOF_MS } from "../../src/sync/run-paged.ts";
@@ -145,6 +146,69 @@ describe("1b. an append stream's continuation", () => {
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
     expect(opensRequested(since)[0]).toContain("offset=0");
     expect(await liveOpens(h)).toEqual(opens.map((open) => open.opened_on).sort());
+  });
+});
+
+describe("1c. a record one page lists twice", () => {
+  const leadsKey = { account: "acme", campaignUid: CAMPAIGN, stream: "leads" };
+  const requestsTo = (paths: readonly string[], path: string) => paths.filter((requested) => requested === path).length;
+
+  it("proves the walk, whose every position was read: it names the duplicate, writes the lead once, and soft-deletes only the lead gone", async () => {
+    const h = await harness(3);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    // L3 goes upstream, and L1 is listed twice in its place: one page of three, the total three.
+    const [first, second] = leadsOf(h) as [Lead, Lead];
+    h.upstream.state.leads.set(CAMPAIGN, [first, { ...first }, second]);
+    h.requested();
+    const summary = await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    expect(summary.failures).toEqual([]);
+    expect(summary.outcome).toBe("succeeded");
+    expect(summary.fieldIssues).toEqual({ "leads.duplicate": 1 });
+    const run = await h.warehouse.db.selectFrom("sync_runs").select("field_issues").where("id", "=", summary.runId).executeTakeFirstOrThrow();
+    expect(run.field_issues).toEqual({ "leads.duplicate": 1 });
+    // One walk of one page, and one lookup: L3's, which confirms it gone.
+    const requested = h.requested();
+    expect(requestsTo(requested, "/api/v1/leads/")).toBe(1);
+    expect(requestsTo(requested, "/api/v1/lead/")).toBe(1);
+    expect(await liveLeads(h)).toEqual(["L1", "L2"]);
+    const schedules = await h.warehouse.db.selectFrom("schedules").select("id").where("_deleted_at", "is", null).orderBy("id").execute();
+    expect(schedules.map((row) => Number(row.id))).toEqual([1001, 1002]);
+    expect((await loadCheckpoint(h.warehouse.db, leadsKey)).state.provenAt).toBeDefined();
+  });
+
+  it("gives a terminal campaign its final walk", async () => {
+    const h = await harness(2, "complete");
+    const [first, second] = leadsOf(h) as [Lead, Lead];
+    h.upstream.state.leads.set(CAMPAIGN, [first, { ...first }, second]);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).failures).toEqual([]);
+    expect(isFinalLeadsWalk(await loadCheckpoint(h.warehouse.db, leadsKey))).toBe(true);
+  });
+
+  it("keeps an open event once, and the stream's continuation reads only its end", async () => {
+    const h = await harness(1);
+    const open = (minute: number) => ({ schedule_id: 1001, opened_on: new Date(Date.UTC(2026, 4, 3, 10, minute)).toISOString() });
+    h.upstream.state.opens.set(CAMPAIGN, [open(0), open(0), open(1)]);
+    const summary = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(summary.failures).toEqual([]);
+    expect(summary.fieldIssues).toEqual({ "email_opens.duplicate": 1 });
+    expect(await h.warehouse.db.selectFrom("email_opens").select("opened_on").execute()).toHaveLength(2);
+    const since = h.upstream.requests.length;
+    const next = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(next.failures).toEqual([]);
+    // The proof's repeat still stands beside the two rows the warehouse counts: nothing sends it back to the start.
+    const opensRequested = h.upstream.requests.slice(since).filter((request) => request.startsWith("/api/v1/campaign/email-open-events/"));
+    expect(opensRequested).toEqual([expect.stringContaining("offset=2")]);
+  });
+
+  it("takes a lead met again on a later page for one that moved: the walk proves nothing and deletes nothing", async () => {
+    const h = await harness(150);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    // L1 again at the end: page 1 holds it once, and so does page 2 (offset 99), so no one answer lists it twice.
+    leadsOf(h).push({ ...(leadsOf(h)[0] as Lead) });
+    const summary = await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    expect(summary.failures.map((failure) => failure.error.name)).toEqual(["IncompleteWalkError"]);
+    expect(summary.fieldIssues).toEqual({});
+    expect(await liveLeads(h)).toHaveLength(150);
   });
 });
 
