@@ -20,10 +20,16 @@ export function unknownFields(record: object | null, schema: z.ZodObject): Recor
 
 /**
  * A date-time as the warehouse stores it: canonical instant text, which keeps
- * the upstream's microseconds (a Date would round them away).
+ * the upstream's microseconds (a Date would round them away). Reading passes
+ * only date-times parseInstant reads (resources.ts names the others and leaves
+ * them null), so one it cannot read here is a bug: it fails loudly rather than
+ * erase a stored value, or send NULL into a key.
  */
-export function instant(value: string | null): string | null {
-  return value === null ? null : parseInstant(value);
+export function instant<T extends string | null>(value: T): T {
+  if (value === null) return value;
+  const text = parseInstant(value);
+  if (text === null) throw new Error(`date-time ${JSON.stringify(value)} passed reading but names no instant the warehouse holds`);
+  return text as T;
 }
 
 /** Composite natural keys are joined with "|", as in the emulator's ground truth. */

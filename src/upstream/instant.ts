@@ -21,6 +21,11 @@ const ISO_8601 =
 /** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
 export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
+/** Whether `text` has the form of an ISO 8601 date-time, whether or not it names an instant parseInstant can read. */
+export function looksLikeInstant(text: string): boolean {
+  return ISO_8601.test(text.trim());
+}
+
 /** The canonical text of an ISO 8601 date-time, or null when `text` is not one (or names no real instant, or one outside years 1 to 9999). */
 export function parseInstant(text: string): string | null {
   const plain = plainUtc(text);
@@ -31,10 +36,9 @@ export function parseInstant(text: string): string | null {
   const fields = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
   const [y, mo, d, h, mi, s] = fields;
   if (mo < 1 || mo > 12 || d < 1 || h > 24 || mi > 59 || s > 60) return null;
-  const wall = Date.UTC(y, mo - 1, d, h, mi, s);
-  const check = new Date(Date.UTC(y, mo - 1, d));
-  // Date.UTC rolls 2026-02-30 over into March; a real calendar date survives the round trip.
-  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) return null;
+  const midnight = utcDay(y, mo, d);
+  if (midnight === null) return null;
+  const wall = midnight + ((h * 60 + mi) * 60 + s) * 1000;
   const offsetMinutes = offsetOf(offset);
   if (offsetMinutes === null) return null;
   // PostgreSQL rounds to microseconds; digits past the sixth are rounded the same way.
@@ -45,8 +49,9 @@ export function parseInstant(text: string): string | null {
     seconds += 1;
   }
   const base = new Date(seconds * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
-  // An offset can carry a date of year 1 or 9999 out of that range: toISOString() then writes year 0 or a six-digit
-  // year (+010000), forms PostgreSQL refuses, so such an instant is no more readable than a date that does not exist.
+  // Year 0 itself, or an offset or a rounded fraction that carries a date of year 1 or 9999 out of that range:
+  // toISOString() then writes year 0 or a six-digit year (+010000), forms PostgreSQL refuses, so such an instant is
+  // no more readable than a date that does not exist.
   if (base.length !== 24 || base.startsWith("0000")) return null;
   return `${base.slice(0, 19)}.${String(micros).padStart(6, "0")}Z`;
 }
@@ -57,8 +62,8 @@ export function parseInstant(text: string): string | null {
  * fraction. Nearly every value arrives in this form, several per record, so
  * it is read by character codes: a regular expression's match and the
  * general path's Date cost several strings per value. Anything unusual (a
- * leap second, 24:00, a date that does not exist, a year before 1000) is left
- * to the general path.
+ * leap second, 24:00, a date that does not exist, year 0) is left to the
+ * general path.
  */
 function plainUtc(text: string): string | undefined {
   const length = text.length;
@@ -75,7 +80,7 @@ function plainUtc(text: string): string | undefined {
   const year = digitsAt(text, 0, 4);
   const month = digitsAt(text, 5, 2);
   const day = digitsAt(text, 8, 2);
-  const valid = year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && digitsAt(text, 11, 2) <= 23 && digitsAt(text, 14, 2) <= 59 && digitsAt(text, 17, 2) <= 59;
+  const valid = year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && digitsAt(text, 11, 2) <= 23 && digitsAt(text, 14, 2) <= 59 && digitsAt(text, 17, 2) <= 59;
   if (!valid) return undefined;
   if (length === 27) return text;
   return length === 20 ? `${text.slice(0, 19)}.000000Z` : `${text.slice(0, length - 1)}${"00000".slice(length - 22)}Z`;
@@ -98,6 +103,18 @@ function digitsAt(text: string, start: number, count: number): number {
 function daysIn(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * The instant a UTC calendar date starts, or null when the date does not exist.
+ * Date.UTC would read years 0 to 99 as 1900 to 1999 (Go's zero time,
+ * 0001-01-01, would become 1901), so the year is set on its own; a date that
+ * does not exist (2026-02-30) rolls over and fails the round trip.
+ */
+function utcDay(year: number, month: number, day: number): number | null {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date.getTime() : null;
 }
 
 function offsetOf(offset: string): number | null {

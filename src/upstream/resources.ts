@@ -9,6 +9,7 @@ import {
   sequenceLabel,
   unsubLinkType,
 } from "./enums.ts";
+import { parseInstant } from "./instant.ts";
 
 /**
  * Records as the upstream returns them (spec section 2). These schemas are the
@@ -27,7 +28,15 @@ import {
 const INT32_MAX = 2_147_483_647;
 const INT32_MIN = -2_147_483_648;
 
-export const dateTime = z.iso.datetime();
+/**
+ * The format alone passes values that name no instant the warehouse holds (year 0000, a fraction that rounds past
+ * 9999-12-31): each must be read as a deviation, named and not stored, rather than reach a row as a silent NULL
+ * (or a NOT NULL key, failing its page). The format takes only `Z`, so a value of at most six fraction digits
+ * (27 characters) outside year 0000 is one: every record carries several, and most need no second parse.
+ */
+export const dateTime = z.iso
+  .datetime()
+  .refine((text) => (text.length <= 27 && !text.startsWith("0000")) || parseInstant(text) !== null, "names no instant of years 1 to 9999");
 const int32 = z.number().int().min(INT32_MIN).max(INT32_MAX);
 const nonNegativeInt32 = z.number().int().min(0).max(INT32_MAX);
 const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, "must be HH:MM:SS on a 24-hour clock");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseInstant } from "./instant.ts";
+import { looksLikeInstant, parseInstant } from "./instant.ts";
 
 /**
  * Tolerant reading: a record that deviates from its schema in one field keeps
@@ -219,7 +219,8 @@ function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string 
   if (typeof raw !== "string") return unreadable(path, raw, "an ISO 8601 date-time", issues);
   const instant = parseInstant(raw);
   if (instant === null) {
-    issues.push({ path, reason: "not an ISO 8601 date-time; not stored", raw });
+    const reason = looksLikeInstant(raw) ? "names no instant of years 1 to 9999 (year 0, past 9999-12-31, or a date that does not exist)" : "not an ISO 8601 date-time";
+    issues.push({ path, reason: `${reason}; not stored`, raw });
     return null;
   }
   issues.push({ path, reason: `date-time not in the documented UTC form; read as ${instant}`, raw });

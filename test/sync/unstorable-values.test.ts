@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
 import type { UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
+import { INSTANT_SQL_FORMAT } from "../../src/upstream/instant.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { openDeviatingFixture, type DeviatingFixture } from "../support/sync.ts";
@@ -12,7 +13,8 @@ import { openDeviatingFixture, type DeviatingFixture } from "../support/sync.ts"
  * Values that are valid JSON but that PostgreSQL cannot store as they came:
  * the NUL character (refused by text and jsonb alike), lone UTF-16 surrogates
  * (refused by jsonb), an integer beyond a 4-byte column, a date-time whose
- * instant lies past year 9999, and key text too long for a btree index. One
+ * instant lies outside years 1 to 9999 (past 9999, or in year 0000, which the
+ * date-time format alone lets pass), and key text too long for a btree index. One
  * such value fails the statement that writes its whole page, so each must be
  * made storable (and named) or, in a key field, set aside with its record:
  * never cost the page, the stream or the records below it.
@@ -29,13 +31,18 @@ interface Victims {
   /** A campaign with at least two leads and an open event. */
   campaign: string;
   leads: number;
-  /** Its lead whose first schedule holds a reply: text with NUL and lone surrogates, an extra field with NUL in its name, a huge count. */
+  /**
+   * Its lead whose first schedule holds a reply: text with NUL and lone surrogates, an extra field with NUL in its name, a huge count,
+   * a sent_on at Go's zero time (year 1, which is storable) and an email_opened_on that rounds past 9999-12-31.
+   */
   lead: Lead;
   replyId: number;
   /** Another of its leads: its uid gains a NUL, so it cannot be placed. */
   keyless: Lead;
   /** One of its open events: its opened_on names an instant after year 9999. */
   open: { schedule_id: number; opened_on: string };
+  /** Another: its opened_on is in year 0000, in the plain UTC form. */
+  yearZeroOpen: { schedule_id: number; opened_on: string };
   opens: number;
   /** One of its link clicks (from the listing): its link grows past what an index can hold. */
   click: { schedule_id: number; link: string; clicked_on: string };
@@ -63,7 +70,7 @@ async function chooseVictims(client: UpstreamClient): Promise<Victims> {
     const opens = await all<{ schedule_id: number; opened_on: string }>(client.pages("email_opens", { campaignUid: campaign.uid }));
     const clicks = await all<{ schedule_id: number; link: string; clicked_on: string }>(client.pages("link_clicks", { campaignUid: campaign.uid }));
     const other = campaigns.find((candidate) => candidate.uid !== campaign.uid);
-    if (!lead || !keyless || !opens[0] || !clicks[0] || !other || !domains[0]) continue;
+    if (!lead || !keyless || !opens[0] || !opens[1] || !clicks[0] || !other || !domains[0]) continue;
     return {
       campaign: campaign.uid,
       leads: leads.length,
@@ -71,13 +78,14 @@ async function chooseVictims(client: UpstreamClient): Promise<Victims> {
       replyId: lead.schedules[0]?.replies[0]?.id as number,
       keyless,
       open: opens[0],
+      yearZeroOpen: opens[1],
       opens: opens.length,
       click: clicks[0],
       other: other.uid,
       domain: domains[0].id,
     };
   }
-  throw new Error("the seed has no campaign with two leads, a reply on a first schedule, an open event and a click");
+  throw new Error("the seed has no campaign with two leads, a reply on a first schedule, two open events and a click");
 }
 
 const recordsOf = (body: unknown): Json[] => (Array.isArray(body) ? body : Array.isArray((body as Json).data) ? (body as { data: Json[] }).data : [body]) as Json[];
@@ -89,6 +97,8 @@ function deviate(path: string, query: URLSearchParams, body: unknown): unknown {
       record["x\u0000note"] = { text: "v\u0000", broken: "\udc00" };
       const first = (record.schedules as Json[])[0] as Json;
       first.email_open_count = 3_000_000_000;
+      first.sent_on = "0001-01-01T00:00:00Z";
+      first.email_opened_on = "9999-12-31T23:59:59.9999999Z";
       const reply = (first.replies as Json[])[0] as Json;
       reply.body_plain_text = "hi\u0000there\ud800";
     }
@@ -97,6 +107,8 @@ function deviate(path: string, query: URLSearchParams, body: unknown): unknown {
     if (path === PATHS.emailOpenEvents && record.schedule_id === victims.open.schedule_id && record.opened_on === victims.open.opened_on) {
       record.opened_on = "9999-12-31T23:00:00-05:00";
     }
+    const zero = victims.yearZeroOpen;
+    if (path === PATHS.emailOpenEvents && record.schedule_id === zero.schedule_id && record.opened_on === zero.opened_on) record.opened_on = "0000-01-01T00:00:00Z";
     const click = victims.click;
     if (path === PATHS.linkClickEvents && record.schedule_id === click.schedule_id && record.link === click.link && record.clicked_on === click.clicked_on) {
       record.link = LONG_LINK;
@@ -122,7 +134,7 @@ describe("values PostgreSQL cannot store as they came", () => {
   it("fail no page and no stream: the run is partial only for the records whose key cannot be stored", () => {
     expect(run.failures.map((failure) => `${failure.stream}: ${failure.error.message}`)).toEqual([]);
     expect(run.outcome).toBe("partial");
-    expect(run.rejected).toBe(3);
+    expect(run.rejected).toBe(4);
   });
 
   it("keep text with NUL characters and lone surrogates, U+FFFD in their place, naming each field with the characters written out", async () => {
@@ -169,16 +181,32 @@ describe("values PostgreSQL cannot store as they came", () => {
     expect(domain._field_issues).toMatchObject({ domains: { warmup_days_remaining: { raw: 5_000_000_000 } } });
   });
 
+  it("store a date-time of year 1 as that instant, and one past 9999-12-31 as NULL, the field named", async () => {
+    const db = fixture.warehouse.db;
+    const schedule = await db
+      .selectFrom("schedules")
+      .select([sql<string>`to_char(sent_on AT TIME ZONE 'UTC', ${INSTANT_SQL_FORMAT})`.as("sent_on"), "email_opened_on", "_field_issues"])
+      .where("id", "=", victims.lead.schedules[0]?.id as number)
+      .executeTakeFirstOrThrow();
+    expect(schedule.sent_on).toBe("0001-01-01T00:00:00.000000Z");
+    expect(schedule.email_opened_on).toBeNull();
+    expect(schedule._field_issues).toMatchObject({ leads: { email_opened_on: { reason: expect.stringMatching(/^names no instant of years 1 to 9999 /), raw: "9999-12-31T23:59:59.9999999Z" } } });
+    expect(run.fieldIssues).toMatchObject({ "schedules.email_opened_on": expect.any(Number) });
+  });
+
   it("set aside, with their reason and a storable payload, the records whose key cannot be stored, and land the rest of their listing", async () => {
     const db = fixture.warehouse.db;
     const rejected = await db.selectFrom("rejected_records").select(["stream", "reason", "payload", "record_key", "campaign_uid"]).orderBy("stream").execute();
-    const byStream = Object.fromEntries(rejected.map((row) => [row.stream, row]));
+    const byStream = Object.fromEntries(rejected.filter((row) => (row.payload as Json).opened_on !== "0000-01-01T00:00:00Z").map((row) => [row.stream, row]));
     expect(byStream.leads?.reason).toMatch(/^uid: holds characters PostgreSQL cannot store.*\(a key field, so the record cannot be placed\)$/);
     expect((byStream.leads?.payload as Json).uid).toBe(`${victims.keyless.uid}\uFFFD`);
     expect(byStream.email_opens?.reason).toMatch(/^opened_on: .*\(a key field, so the record cannot be placed\)$/);
     expect(byStream.email_opens?.record_key).toBe(`schedule_id=${victims.open.schedule_id}`);
     const opens = await db.selectFrom("email_opens").select(sql<number>`count(*)::int`.as("n")).where("campaign_uid", "=", victims.campaign).executeTakeFirstOrThrow();
-    expect(opens.n).toBe(victims.opens - 1);
+    expect(opens.n).toBe(victims.opens - 2);
+    const yearZero = rejected.find((row) => (row.payload as Json).opened_on === "0000-01-01T00:00:00Z");
+    expect(yearZero?.reason).toMatch(/^opened_on: names no instant of years 1 to 9999 .*\(a key field, so the record cannot be placed\)$/);
+    expect(yearZero?.record_key).toBe(`schedule_id=${victims.yearZeroOpen.schedule_id}`);
     expect(byStream.link_clicks?.reason).toMatch(/^link: \d+ bytes, longer than the warehouse can index.*\(a key field, so the record cannot be placed\)$/);
     expect((byStream.link_clicks?.payload as Json).link).toBe(LONG_LINK);
     expect(byStream.link_clicks?.record_key).toBe(`schedule_id=${victims.click.schedule_id}|clicked_on=${victims.click.clicked_on}`);
@@ -194,9 +222,10 @@ describe("values PostgreSQL cannot store as they came", () => {
       const touched = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where _synced_at >= ${startedAt}`.execute(db);
       expect({ table, touched: touched.rows[0]?.n }).toEqual({ table, touched: 0 });
     }
-    // Still three, none resolved (whether each was read again depends on its stream's rhythm, not on its values).
+    // Still four, none resolved (whether each was read again depends on its stream's rhythm, not on its values).
     const rejected = await db.selectFrom("rejected_records").select(["stream", "resolved_at"]).orderBy("stream").execute();
     expect(rejected).toEqual([
+      { stream: "email_opens", resolved_at: null },
       { stream: "email_opens", resolved_at: null },
       { stream: "leads", resolved_at: null },
       { stream: "link_clicks", resolved_at: null },

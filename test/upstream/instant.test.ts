@@ -37,6 +37,25 @@ describe("parseInstant", () => {
     expect(parseInstant(text)).toBeNull();
   });
 
+  it.each([
+    ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000000Z"],
+    ["0050-06-01T00:00:00.5Z", "0050-06-01T00:00:00.500000Z"],
+    ["0999-12-31T23:59:59Z", "0999-12-31T23:59:59.000000Z"],
+    ["0001-01-01T00:00:00+00:00", "0001-01-01T00:00:00.000000Z"],
+    ["0050-06-01 02:00:00+02:00", "0050-06-01T00:00:00.000000Z"],
+    ["0099-12-31T23:59:59.9999999Z", "0100-01-01T00:00:00.000000Z"],
+    ["0004-02-29T00:00:00Z", "0004-02-29T00:00:00.000000Z"],
+  ])("reads %s, of a year before 100, as that instant (not as 19xx)", (text, canonical) => {
+    expect(parseInstant(text)).toBe(canonical);
+  });
+
+  it.each([["0000-01-01T00:00:00Z"], ["0000-06-01T00:00:00+00:00"], ["9999-12-31T23:59:59.9999999Z"], ["0003-02-29T00:00:00Z"]])(
+    "refuses %s: year 0, a fraction that rounds past 9999-12-31, or a date that does not exist",
+    (text) => {
+      expect(parseInstant(text)).toBeNull();
+    },
+  );
+
   it("refuses a fraction point with no digits", () => {
     expect(parseInstant("2024-03-01T10:00:00.Z")).toBeNull();
   });

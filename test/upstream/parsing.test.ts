@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { InvalidRecordError, UpstreamError, type UpstreamClient } from "../../src/upstream/client.ts";
+import { InvalidRecordError, UpstreamError, type ReadRecord, type RecordOf, type UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
+import { emailOpens } from "../../src/sync/streams/email-opens.ts";
 import { leadRows } from "../../src/sync/streams/leads.ts";
 import { unknownFields } from "../../src/sync/mapping.ts";
 import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
@@ -136,6 +137,58 @@ describe("tolerant parsing", () => {
       expect.stringMatching(/^schedules\.0\.link_click_events\.1\.link: holds characters PostgreSQL cannot store/),
       expect.stringMatching(/^schedules\.0\.link_click_events\.2\.link: 2115 bytes, longer than the warehouse can index/),
     ]);
+  });
+
+  it("reads a date-time of year 1 as that instant, and names one the warehouse cannot hold instead of passing it as valid", () => {
+    const UNHELD = expect.stringMatching(/^names no instant of years 1 to 9999 .*; not stored$/);
+    const opens = readRecords("email_opens", [
+      { schedule_id: 5, opened_on: "0001-01-01T00:00:00Z" },
+      { schedule_id: 5, opened_on: "0000-01-01T00:00:00Z" },
+    ]);
+    expect(opens.records.map((record) => [record.value.opened_on, record.issues])).toEqual([["0001-01-01T00:00:00Z", []]]);
+    const context = { scope: { account: "a", campaignUid: "c1" }, observedAt: new Date(), reject: () => undefined };
+    expect(emailOpens.rows(opens.records[0] as ReadRecord<RecordOf<"email_opens">>, context).email_opens?.[0]?.opened_on).toBe("0001-01-01T00:00:00.000000Z");
+    expect(opens.rejected).toEqual([
+      expect.objectContaining({ recordKey: "schedule_id=5", reason: expect.stringMatching(/^opened_on: names no instant of years 1 to 9999 .*\(a key field, so the record cannot be placed\)$/) }),
+    ]);
+    const clicks = readRecords("link_clicks", [{ schedule_id: 5, link: "https://x.test/", clicked_on: "9999-12-31T23:59:59.9999999Z" }]);
+    expect(clicks.rejected[0]?.reason).toMatch(/^clicked_on: names no instant of years 1 to 9999 /);
+
+    const lead = {
+      uid: "l1",
+      contact: { id: 1, email_id: "a@b.test", bounced: false, unsubscribed: false },
+      sender_email_address: "s@b.test",
+      sender_name: "S",
+      schedules: [
+        {
+          id: 10,
+          email_data: { id: 3, subject: "s", body: "b", email_content_type: "text/plain" },
+          link_click_events: [{ id: 1, link: "https://x.test/", clicked_on: "0000-01-01T00:00:00Z" }],
+          replies: [],
+          status: "sent",
+          schedule_datetime: "0001-01-01T00:00:00Z",
+          sent_on: "0000-12-31T23:59:59Z",
+          reply_received: false,
+          email_opened: false,
+          email_opened_on: null,
+          email_open_count: 0,
+        },
+      ],
+    };
+    const outcome = readRecord("leads", lead);
+    if (!("record" in outcome)) throw new Error("rejected");
+    expect(outcome.record.issues).toEqual([
+      { path: "schedules.0.link_click_events.0.clicked_on", reason: UNHELD, raw: "0000-01-01T00:00:00Z" },
+      { path: "schedules.0.sent_on", reason: UNHELD, raw: "0000-12-31T23:59:59Z" },
+    ]);
+    const parts: Omit<RejectedRecord, "stream" | "parentKey">[] = [];
+    const rows = leadRows(outcome.record, { ...context, reject: (part) => parts.push(part) });
+    const [schedule] = rows.schedules ?? [];
+    // Left out, not NULL: a stored sent_on stays, and the row says why.
+    expect(schedule).toMatchObject({ schedule_datetime: "0001-01-01T00:00:00.000000Z", sent_on: undefined });
+    expect(Object.keys(schedule?._field_issues as object)).toEqual(["sent_on"]);
+    expect(rows.link_clicks).toEqual([]);
+    expect(parts.map((part) => part.reason)).toEqual([expect.stringMatching(/^schedules\.0\.link_click_events\.0\.clicked_on: names no instant of years 1 to 9999 /)]);
   });
 
   it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {

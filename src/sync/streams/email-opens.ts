@@ -18,7 +18,7 @@ export const emailOpens: PagedStream<RecordOf<"email_opens">> = {
       {
         campaign_uid: scope.campaignUid ?? "",
         schedule_id: record.schedule_id,
-        opened_on: instant(record.opened_on) as string,
+        opened_on: instant(record.opened_on),
         _extra: unknownFields(record, emailOpenEvent),
         _field_issues: issuesAt(issues),
       },

@@ -20,7 +20,7 @@ export const linkClicks: PagedStream<RecordOf<"link_clicks">> = {
         campaign_uid: scope.campaignUid ?? "",
         schedule_id: record.schedule_id,
         link: record.link,
-        clicked_on: instant(record.clicked_on) as string,
+        clicked_on: instant(record.clicked_on),
         _extra: unknownFields(record, linkClickEvent),
         _field_issues: issuesAt(issues),
       },
