@@ -10,6 +10,7 @@ import {
   unsubLinkType,
 } from "./enums.ts";
 import { parseInstant } from "./instant.ts";
+import { integerColumn } from "./tolerant.ts";
 
 /**
  * Records as the upstream returns them (spec section 2). These schemas are the
@@ -37,12 +38,15 @@ const INT32_MIN = -2_147_483_648;
 export const dateTime = z.iso
   .datetime()
   .refine((text) => (text.length <= 27 && !text.startsWith("0000")) || parseInstant(text) !== null, "names no instant of years 1 to 9999");
-const int32 = z.number().int().min(INT32_MIN).max(INT32_MAX);
-const nonNegativeInt32 = z.number().int().min(0).max(INT32_MAX);
+/** An integer stored in a 4-byte column, so a value beyond it is read as a deviation, not sent to fail its page. */
+const inInteger = (schema: z.ZodNumber) => schema.register(integerColumn, { column: "integer" });
+const int32 = inInteger(z.number().int().min(INT32_MIN).max(INT32_MAX));
+const nonNegativeInt32 = inInteger(z.number().int().min(0).max(INT32_MAX));
 const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, "must be HH:MM:SS on a 24-hour clock");
 
 export const workspace = z.looseObject({
-  id: int32,
+  // Documented as int32, stored as a bigint as every id is: a larger id is kept, and named.
+  id: z.number().int().min(INT32_MIN).max(INT32_MAX).register(integerColumn, { column: "bigint" }),
   created_on: dateTime,
   subscription_plan: z.string(),
   name: z.string().max(300),
@@ -150,7 +154,7 @@ export const emailSequence = z.looseObject({
   subject: z.string(),
   body: z.string(),
   order: int32,
-  next_message_days: z.number().int().min(0).max(32_767),
+  next_message_days: inInteger(z.number().int().min(0).max(32_767)),
   score: nonNegativeInt32,
   verdict: z.string(),
   suggestions: z.unknown(),

@@ -56,8 +56,22 @@ export interface Reading<T> {
 
 const NO_ISSUES: readonly FieldIssue[] = Object.freeze([]);
 
-const INT32_MIN = -2_147_483_648;
-const INT32_MAX = 2_147_483_647;
+/** The warehouse column types upstream integers are stored in. */
+export type IntegerColumn = "integer" | "bigint";
+
+/**
+ * The column an integer schema is stored in, where it is not a bigint (each
+ * id is): tolerant reading keeps an integer outside its documented range when
+ * its column holds it. test/warehouse/integer-columns.test.ts holds every
+ * integer of the schemas to the column the migrations gave it.
+ */
+export const integerColumn = z.registry<{ column: IntegerColumn }>();
+
+/** What each column holds; a bigint holds every integer JavaScript reads exactly. */
+const COLUMN_RANGES: Readonly<Record<IntegerColumn, readonly [number, number]>> = {
+  integer: [-2_147_483_648, 2_147_483_647],
+  bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
 
 export function readTolerant<S extends z.ZodType>(schema: S, raw: unknown): Reading<z.infer<S>> {
   const strict = schema.safeParse(raw);
@@ -185,8 +199,10 @@ function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: Fi
   const max = schema.maxValue ?? Infinity;
   if (value < min || value > max) {
     // The documented range is narrower than the column's: keep what fits the column, say what was wrong.
-    if (value < INT32_MIN || value > INT32_MAX) {
-      issues.push({ path, reason: `outside ${min}..${max} and outside the column's range; not stored`, raw });
+    const column = integerColumn.get(schema)?.column ?? "bigint";
+    const [columnMin, columnMax] = COLUMN_RANGES[column];
+    if (value < columnMin || value > columnMax) {
+      issues.push({ path, reason: `outside ${min}..${max} and outside its ${column} column; not stored`, raw });
       return null;
     }
     issues.push({ path, reason: `outside the documented range ${min}..${max}; kept`, raw });

@@ -191,6 +191,19 @@ describe("tolerant parsing", () => {
     expect(parts.map((part) => part.reason)).toEqual([expect.stringMatching(/^schedules\.0\.link_click_events\.0\.clicked_on: names no instant of years 1 to 9999 /)]);
   });
 
+  it("keeps an integer outside its documented range where its column holds it: a workspace id in bigint, not a count in integer", () => {
+    const workspace = { id: 3_000_000_000, created_on: "2026-01-01T00:00:00Z", subscription_plan: "pro", name: "Main", credits_remaining: 3_000_000_000, next_renewal_date: "2026-02-01T00:00:00Z", billing_period: "monthly", time_zone: "UTC", total_emails_sent: 0, total_replies_received: 0 };
+    const { records, rejected } = readRecords("workspaces", [workspace]);
+    expect(rejected).toEqual([]);
+    expect(records[0]?.value).toMatchObject({ id: 3_000_000_000, credits_remaining: null });
+    expect(records[0]?.issues).toEqual([
+      { path: "id", reason: "outside the documented range -2147483648..2147483647; kept", raw: 3_000_000_000 },
+      { path: "credits_remaining", reason: "outside -2147483648..2147483647 and outside its integer column; not stored", raw: 3_000_000_000 },
+    ]);
+    const sequence = { id: 1, subject: "s", body: "b", order: 1, next_message_days: 40_000, score: 1, verdict: "good", suggestions: null, label: "passed", blocked_reason: "", is_flagged_for_approval: false, block_approval: false, email_content_type: "text/plain" };
+    expect(readTolerant(emailSequence, sequence)).toMatchObject({ value: { next_message_days: 40_000 }, issues: [{ path: "next_message_days", reason: "outside the documented range 0..32767; kept" }] });
+  });
+
   it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {
     const server = await local.serve((_request, response) => sendJson(response, 404, { message: "no lead l\u0000x\ud800" }));
     const error = await rejectionOf(clientFor(server.url).getLead("l"));
