@@ -187,12 +187,18 @@ function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: Fi
   let value: number;
   let coerced = false;
   if (typeof raw === "number") value = raw;
-  else if (typeof raw === "string" && /^\s*-?\d{1,16}\s*$/.test(raw)) {
+  else if (typeof raw === "string" && /^\s*-?\d+\s*$/.test(raw)) {
     value = Number(raw);
     coerced = true;
   } else return unreadable(path, raw, "an integer", issues);
-  if (!Number.isSafeInteger(value)) {
-    issues.push({ path, reason: "expected an integer, got a fraction or an unsafe number; not stored", raw });
+  // Past 2^53 - 1 a number is the nearest double, not the upstream's integer (JSON.parse already rounded a JSON
+  // number): two ids would read as one, so such a value is never stored, and a key one cannot place its record.
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+    issues.push({ path, reason: "beyond 2^53 - 1, cannot be read exactly; not stored", raw });
+    return null;
+  }
+  if (!Number.isInteger(value)) {
+    issues.push({ path, reason: "expected an integer, got a fraction; not stored", raw });
     return null;
   }
   const min = schema.minValue ?? -Infinity;

@@ -204,6 +204,23 @@ describe("tolerant parsing", () => {
     expect(readTolerant(emailSequence, sequence)).toMatchObject({ value: { next_message_days: 40_000 }, issues: [{ path: "next_message_days", reason: "outside the documented range 0..32767; kept" }] });
   });
 
+  it("reads no integer beyond 2^53 - 1, as a number or as text: a key one sets its record aside, another field is named and not stored", () => {
+    const reply = { schedule_id: 3, body_plain_text: "hi", body_html: "<p>hi</p>", received_on: "2026-01-01T00:00:00Z", mail_from: "a@b.test", subject: "Re", reply_classification: "positive" };
+    // JSON.parse reads both numbers as 9007199254740992: stored, they would be one reply.
+    const withId = (id: string) => JSON.stringify({ ...reply, id: "ID" }).replace('"ID"', id);
+    const numbers = JSON.parse(`[${withId("9007199254740993")}, ${withId("9007199254740992")}]`) as unknown[];
+    const { records, rejected } = readRecords("replies", [...numbers, { ...reply, id: "12345678901234567" }, { ...reply, id: "9007199254740991" }]);
+    expect(records.map((record) => record.value.id)).toEqual([9_007_199_254_740_991]);
+    expect(rejected.map((record) => record.reason)).toEqual(Array(3).fill("id: beyond 2^53 - 1, cannot be read exactly; not stored (a key field, so the record cannot be placed)"));
+    expect(rejected.map((record) => record.position)).toEqual([0, 1, 2]);
+
+    const domain = { id: 1, domain: "d.test", status: "active", created_on: "2026-01-01T00:00:00Z", deletion_started_on: null, setup_complete: true, naming_strategy: "n", custom_name: "", warmup_days_remaining: 0, redirect_subdomains_to: "", warmup_active_days: 0 };
+    const read = readRecords("domains", [{ ...domain, workspace_id: "12345678901234567" }]);
+    expect(read.records[0]?.value).toMatchObject({ id: 1, workspace_id: null });
+    expect(read.records[0]?.issues).toEqual([{ path: "workspace_id", reason: "beyond 2^53 - 1, cannot be read exactly; not stored", raw: "12345678901234567" }]);
+    expect(readTolerant(emailSequence, { id: 1.5 }).issues[0]).toEqual({ path: "id", reason: "expected an integer, got a fraction; not stored", raw: 1.5 });
+  });
+
   it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {
     const server = await local.serve((_request, response) => sendJson(response, 404, { message: "no lead l\u0000x\ud800" }));
     const error = await rejectionOf(clientFor(server.url).getLead("l"));
