@@ -77,10 +77,7 @@ export async function syncCampaign(
     return result;
   };
   try {
-    if (rhythm !== "events") {
-      const finished = await syncLeads(ctx, campaignUid, run);
-      if (finished === undefined) return;
-    }
+    if (rhythm !== "events") await syncLeads(ctx, campaignUid, run);
     if (rhythm !== "leads") await syncEvents(ctx, campaignUid, run, runId);
   } catch (error) {
     if (!(error instanceof CampaignVanished)) throw error;
@@ -92,16 +89,24 @@ async function isSoftDeleted(ctx: SyncContext, campaignUid: string): Promise<boo
   return row?._deleted_at !== null && row?._deleted_at !== undefined;
 }
 
-/** The leads rhythm; resolves to the campaign's detail, or undefined when it could not be read. */
-async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promise<RecordOf<"campaign_detail"> | undefined> {
+/**
+ * The leads rhythm. A detail that failed or could not be placed says nothing about the leads: they are walked
+ * with the status the warehouse holds for the campaign (its listing's), unless it holds the campaign nowhere live.
+ */
+async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promise<void> {
   const detail = await run<RecordOf<"campaign_detail">>(campaignDetail, { collect: true });
-  const campaign = detail.records[0];
-  if (detail.error || campaign === undefined) return undefined;
-  if (await finalScanDone(ctx, campaignUid, campaign.status)) return campaign;
-  const walked = await run(leads, { completedState: { scannedStatus: campaign.status ?? undefined } });
+  const status = detail.records[0] === undefined ? await heldStatus(ctx, campaignUid) : detail.records[0].status;
+  if (status === undefined) return;
+  if (await finalScanDone(ctx, campaignUid, status)) return;
+  const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined } });
   if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
-  return campaign;
+}
+
+/** The status the warehouse holds for a live campaign (null when unreadable), undefined when it holds none live. */
+async function heldStatus(ctx: SyncContext, campaignUid: string): Promise<string | null | undefined> {
+  const row = await ctx.db.selectFrom("campaigns").select("status").where("uid", "=", campaignUid).where("_deleted_at", "is", null).executeTakeFirst();
+  return row?.status;
 }
 
 /** A terminal campaign whose leads had their final, proven walk: they are not walked again. */

@@ -22,8 +22,8 @@ import { walk } from "./walk.ts";
  * - Per campaign, for every campaign the upstream lists or the warehouse holds:
  *   the upstream's totals of leads, replies, clicks and opens against the
  *   warehouse's live rows plus the records of it still rejected. A campaign
- *   the warehouse does not hold at all (a listing item it could not place, a
- *   detail that failed) is read below: its leads are walked and compared by
+ *   the warehouse does not hold at all (a listing item it could not place)
+ *   is read below: its leads are walked and compared by
  *   key, so are its schedules, and each child stream is reported with the
  *   upstream's count.
  * - `deep` compares key sets of leads and events too, for the campaigns whose
@@ -125,8 +125,6 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     unheld = new Set([...upstreamCampaigns].filter((uid) => !warehouseCampaigns.has(uid)));
     campaignUids = [...new Set([...upstreamCampaigns, ...warehouseCampaigns])].sort();
   }
-  // A campaign whose detail could not be placed was never walked below: it is read below like one the warehouse lacks.
-  for (const uid of await campaignsWithRejectedDetail(ctx.db, ctx.account)) if (campaignUids.includes(uid)) unheld.add(uid);
   for (const campaignUid of campaignUids) lines.push(...(await campaignLines(run, options, campaignUid, unheld.has(campaignUid), valuesOf)));
   lines.push(...(await orphanLines(ctx.db, ctx.account, options.campaignUid)));
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
@@ -290,17 +288,6 @@ async function keyedSchedulesLine(db: Kysely<Database>, campaignUid: string, lis
   const status = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
   const counts = { upstream: listed.ids.size, warehouse: live.size, rejected: 0 };
   return { campaignUid, stream: "schedules", status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
-}
-
-async function campaignsWithRejectedDetail(db: Kysely<Database>, account: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom("rejected_records")
-    .select("campaign_uid")
-    .where("account", "=", account)
-    .where("stream", "=", "campaign_detail")
-    .where("resolved_at", "is", null)
-    .execute();
-  return rows.flatMap((row) => (row.campaign_uid === null ? [] : [row.campaign_uid]));
 }
 
 async function rejectedLines(db: Kysely<Database>, account: string, campaignUid: string | undefined): Promise<VerifyLine[]> {

@@ -259,6 +259,21 @@ describe("3. records that are present whatever else is wrong with them", () => {
     expect(schedules).toHaveLength(20);
   });
 
+  it("walks the leads and reads the events of a campaign whose detail cannot be placed", async () => {
+    const h = await harness(3);
+    h.upstream.hook = ({ path }) => {
+      if (path !== "/api/v1/campaign/") return undefined;
+      const { uid: _unplaceable, ...detail } = h.upstream.state.campaigns[0] as (typeof h.upstream.state.campaigns)[number];
+      return { status: 200, body: detail };
+    };
+    h.requested();
+    const summary = await runFullSync(h.context());
+    expect(summary.outcome).toBe("partial");
+    expect(await liveLeads(h)).toEqual(["L1", "L2", "L3"]);
+    expect(await currentRejected(h.warehouse.db, "acme", "campaign_detail", CAMPAIGN)).toBe(1);
+    expect(h.requested()).toEqual(expect.arrayContaining(["/api/v1/replies/", "/api/v1/campaign/email-open-events/"]));
+  });
+
   it("keeps the schedules of a lead whose list of schedules could not be read", async () => {
     const h = await harness(20);
     await runCampaignSync(h.context(), CAMPAIGN);

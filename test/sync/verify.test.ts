@@ -84,7 +84,7 @@ describe("verify", () => {
     expect(result.requests - keysOnly.requests).toBe(campaigns);
   });
 
-  it("reports the leads, schedules and events of a campaign whose detail could not be placed, with the upstream's counts", async () => {
+  it("finds the leads, schedules and events of a campaign whose detail could not be placed synced, and names the detail", async () => {
     const victim = await busyCampaign();
     rewrite = (path, body) => {
       if (path === "/api/v1/campaign/") for (const record of records(body)) if (record.uid === victim) record.uid = "";
@@ -98,12 +98,13 @@ describe("verify", () => {
     const summary = await runFullSync(fixture.context({ client: fixture.deviating }));
     expect(summary.outcome).toBe("partial");
 
-    const result = await verify(fixture.context());
+    const result = await verify(fixture.context(), { deep: "all" });
     const totals = await upstreamTotals(victim);
-    const ofVictim = result.lines.filter((line) => line.campaignUid === victim);
+    const ofVictim = result.lines.filter((line) => line.campaignUid === victim && line.status !== "rejected");
     for (const stream of ["leads", "schedules", "replies", "link_clicks", "email_opens"] as const) {
-      expect(ofVictim.find((line) => line.stream === stream)).toMatchObject({ status: "missing", upstream: totals[stream], warehouse: 0 });
+      expect(ofVictim.find((line) => line.stream === stream)).toMatchObject({ status: "ok", upstream: totals[stream], warehouse: totals[stream] });
     }
+    expect(notOk(result.lines)).toHaveLength(1);
     expect(result.lines.find((line) => line.status === "rejected" && line.stream === "campaign_detail")).toMatchObject({
       campaignUid: victim,
       recordKey: `requested=${victim}`,
