@@ -10,12 +10,13 @@ import type { FieldIssue } from "../upstream/tolerant.ts";
 export function unknownFields(record: object | null, schema: z.ZodObject): Record<string, unknown> | null {
   if (record === null) return null;
   const shape = schema.shape;
-  let extra: Record<string, unknown> | null = null;
+  let extra: [string, unknown][] | undefined;
   for (const field in record) {
     // Own fields of the shape only: `in` would also find what every object inherits, and drop a field named `constructor`.
-    if (!Object.hasOwn(shape, field)) (extra ??= {})[field] = (record as Record<string, unknown>)[field];
+    if (!Object.hasOwn(shape, field)) (extra ??= []).push([field, (record as Record<string, unknown>)[field]]);
   }
-  return extra;
+  // fromEntries defines each field, so one named `__proto__` stays a field: an assignment would set the prototype.
+  return extra === undefined ? null : Object.fromEntries(extra);
 }
 
 /**

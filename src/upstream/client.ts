@@ -112,13 +112,13 @@ export class UpstreamClient {
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
   async listWorkspaces(signal?: AbortSignal): Promise<Listing<RecordOf<"workspaces">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const { records, observedAt, unstorable } = await this.#http.json(
+    const { records, observedAt, careful } = await this.#http.json(
       request,
-      (body, sentAt, _bytes, unstorable) => ({ records: this.#listing(request, body).data, observedAt: sentAt, unstorable }),
+      (body, sentAt, _bytes, careful) => ({ records: this.#listing(request, body).data, observedAt: sentAt, careful }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("workspaces", records, unstorable), observedAt };
+    return { ...this.#readAll("workspaces", records, careful), observedAt };
   }
 
   /**
@@ -140,13 +140,13 @@ export class UpstreamClient {
         [PARAMS.offset]: query.offset,
       },
     };
-    const { envelope, observedAt, bytes, unstorable } = await this.#http.json(
+    const { envelope, observedAt, bytes, careful } = await this.#http.json(
       request,
-      (body, sentAt, size, mayHold) => ({ envelope: this.#listing(request, body), observedAt: sentAt, bytes: size, unstorable: mayHold }),
+      (body, sentAt, size, carefully) => ({ envelope: this.#listing(request, body), observedAt: sentAt, bytes: size, careful: carefully }),
       this.#view,
       signal,
     );
-    const parsed = this.#readAll(resource, envelope.data, unstorable);
+    const parsed = this.#readAll(resource, envelope.data, careful);
     return { ...parsed, total: envelope.total, offset: query.offset, limit, observedAt, bytes };
   }
 
@@ -177,17 +177,17 @@ export class UpstreamClient {
   /** #13: every reply of a campaign, unpaginated: a bare array, or (as #18 may) the {data, total} envelope. */
   async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Listing<RecordOf<"replies">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
-    const { replies, observedAt, unstorable } = await this.#http.json(
+    const { replies, observedAt, careful } = await this.#http.json(
       request,
-      (body, sentAt, _bytes, mayHold) => ({
+      (body, sentAt, _bytes, carefully) => ({
         replies: this.#listing(request, body).data,
         observedAt: sentAt,
-        unstorable: mayHold,
+        careful: carefully,
       }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("replies", replies, unstorable), observedAt };
+    return { ...this.#readAll("replies", replies, careful), observedAt };
   }
 
   /** #2 */
@@ -264,23 +264,23 @@ export class UpstreamClient {
   }
 
   async #one<N extends RecordTypeName>(type: N, request: HttpRequest, signal?: AbortSignal): Promise<Lookup<RecordOf<N>>> {
-    const { body, observedAt, unstorable } = await this.#http.json(
+    const { body, observedAt, careful } = await this.#http.json(
       request,
-      (answer, sentAt, _bytes, mayHold) => ({ body: answer, observedAt: sentAt, unstorable: mayHold }),
+      (answer, sentAt, _bytes, carefully) => ({ body: answer, observedAt: sentAt, careful: carefully }),
       this.#view,
       signal,
     );
     const validationStart = stageStart();
-    const outcome = readRecord(type, body, unstorable);
+    const outcome = readRecord(type, body, careful);
     addStage("validation", validationStart);
     if ("record" in outcome) return { record: outcome.record, observedAt };
     throw new InvalidRecordError(outcome.rejected, { endpoint: request.endpoint, method: request.method, status: 200 });
   }
 
-  /** `unstorable`: whether the answer's text may hold characters PostgreSQL cannot store (each record is then made storable). */
-  #readAll<N extends RecordTypeName>(type: N, raws: readonly unknown[], unstorable: boolean): Parsed<RecordOf<N>> {
+  /** `careful`: whether the answer's text asks for the careful read of its records (needsCarefulRead in parsing.ts). */
+  #readAll<N extends RecordTypeName>(type: N, raws: readonly unknown[], careful: boolean): Parsed<RecordOf<N>> {
     const validationStart = stageStart();
-    const parsed = readRecords(type, raws, unstorable);
+    const parsed = readRecords(type, raws, careful);
     addStage("validation", validationStart);
     return parsed;
   }

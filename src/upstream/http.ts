@@ -6,7 +6,8 @@ import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
 import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
-import { mayHoldUnstorable, storableString } from "./storable-text.ts";
+import { needsCarefulRead } from "./parsing.ts";
+import { storableString } from "./storable-text.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { secretScrubber, type Logger } from "../logger.ts";
 
@@ -87,12 +88,12 @@ export class HttpTransport {
    * Sends the request, retrying as the policy allows, and returns what `read`
    * makes of the JSON of a 2xx answer. `read` runs inside the attempt, so a
    * retryable UpstreamError it throws (a malformed envelope) asks again.
-   * `unstorable` says whether the answer's text may hold characters PostgreSQL
-   * cannot store (see storable-text.ts).
+   * `careful` says whether the answer's text asks for the careful read of its
+   * records (see needsCarefulRead in parsing.ts).
    */
   async json<T>(
     request: HttpRequest,
-    read: (body: unknown, sentAt: Date, bytes: number, unstorable: boolean) => T,
+    read: (body: unknown, sentAt: Date, bytes: number, careful: boolean) => T,
     view: RequestView,
     signal?: AbortSignal,
   ): Promise<T> {
@@ -100,7 +101,7 @@ export class HttpTransport {
     const attemptOnce = async (attempt: number): Promise<T> => {
       if (this.#closed) throw this.#error(request, "the client is closed", { retryable: false });
       const answer = await this.#queue.add(() => this.#attempt(request, attempt, tally, signal), { signal, priority: view.priority });
-      return read(answer.body, answer.sentAt, answer.bytes, answer.unstorable);
+      return read(answer.body, answer.sentAt, answer.bytes, answer.careful);
     };
     try {
       return await withRetries(attemptOnce, this.#options.retry, {
@@ -126,7 +127,7 @@ export class HttpTransport {
     attempt: number,
     tally: Tally,
     signal: AbortSignal | undefined,
-  ): Promise<{ body: unknown; sentAt: Date; bytes: number; unstorable: boolean }> {
+  ): Promise<{ body: unknown; sentAt: Date; bytes: number; careful: boolean }> {
     await this.#options.limiter.acquire(signal);
     // The timeout starts only now, so time spent queued or paused never counts against an attempt.
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
@@ -151,7 +152,7 @@ export class HttpTransport {
       attempt,
     });
     const body = this.#interpret(request, response);
-    return { body, sentAt, bytes: response.text.length, unstorable: mayHoldUnstorable(response.text) };
+    return { body, sentAt, bytes: response.text.length, careful: needsCarefulRead(response.text) };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { RECORD_TYPES, type RecordOf, type RecordTypeName } from "./record-types.ts";
-import { isUnstorableText, storable } from "./storable-text.ts";
+import { isUnstorableText, mayHoldUnstorable, storable } from "./storable-text.ts";
 import { readTolerant, type FieldIssue } from "./tolerant.ts";
 
 /**
@@ -78,20 +78,32 @@ export function unplaceableKey(value: unknown, issues: readonly FieldIssue[], pa
 }
 
 /**
- * `mayHoldUnstorable` is false only when the answer's text showed that no
- * value in it holds a character PostgreSQL cannot store (storable-text.ts).
+ * Whether the JSON text of an answer asks for the careful read of its records:
+ * it may hold characters PostgreSQL cannot store (storable-text.ts), or a field
+ * named `__proto__`, which JSON.parse makes an own field but a schema's parse
+ * leaves out (it would be lost from `_extra`). One scan of the text spares the
+ * other answers a walk of every record.
+ */
+export function needsCarefulRead(jsonText: string): boolean {
+  return mayHoldUnstorable(jsonText) || jsonText.includes('"__proto__"');
+}
+
+/**
+ * `careful` is false only when the answer's text showed that the record needs
+ * no careful read (needsCarefulRead): one that does is made storable, and read
+ * field by field, which keeps every field as it came.
  */
 export function readRecord<N extends RecordTypeName>(
   type: N,
   arrived: unknown,
-  mayHoldUnstorable = true,
+  careful = true,
 ): { record: ReadRecord<RecordOf<N>> } | { rejected: RejectedRecord } {
   const entry = RECORD_TYPES[type];
   const { schema, key } = entry;
   // What cannot be stored is replaced first, so that the value, the raw payload and every issue's raw can be written.
   const textIssues: FieldIssue[] = [];
-  const raw = mayHoldUnstorable ? storable(arrived, textIssues) : arrived;
-  const read = readTolerant(schema as z.ZodType, raw);
+  const raw = careful ? storable(arrived, textIssues) : arrived;
+  const read = readTolerant(schema as z.ZodType, raw, careful);
   const { value } = read;
   // A field's own issue (a wrong type) comes last, so that it is the one its row names.
   const issues = textIssues.length === 0 ? read.issues : [...textIssues, ...read.issues];
@@ -126,10 +138,10 @@ export function rejectedIdentity(record: RejectedRecord): string {
   return record.recordKey === null ? `sha:${hash}` : `key:${record.recordKey}|sha:${hash}`;
 }
 
-export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[], mayHoldUnstorable = true): Parsed<RecordOf<N>> {
+export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[], careful = true): Parsed<RecordOf<N>> {
   const parsed: Parsed<RecordOf<N>> = { records: [], rejected: [] };
   raws.forEach((raw, position) => {
-    const outcome = readRecord(type, raw, mayHoldUnstorable);
+    const outcome = readRecord(type, raw, careful);
     if ("record" in outcome) parsed.records.push(outcome.record);
     else parsed.rejected.push({ ...outcome.rejected, position });
   });

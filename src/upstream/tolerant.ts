@@ -73,9 +73,12 @@ const COLUMN_RANGES: Readonly<Record<IntegerColumn, readonly [number, number]>> 
   bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
-export function readTolerant<S extends z.ZodType>(schema: S, raw: unknown): Reading<z.infer<S>> {
-  const strict = schema.safeParse(raw);
-  if (strict.success && !lacksAnyValueField(schema, raw)) return { value: strict.data as Lenient<z.infer<S>>, issues: NO_ISSUES };
+/** `fieldByField` skips the strict try: a schema's parse leaves out a field named `__proto__`, which this read keeps. */
+export function readTolerant<S extends z.ZodType>(schema: S, raw: unknown, fieldByField = false): Reading<z.infer<S>> {
+  if (!fieldByField) {
+    const strict = schema.safeParse(raw);
+    if (strict.success && !lacksAnyValueField(schema, raw)) return { value: strict.data as Lenient<z.infer<S>>, issues: NO_ISSUES };
+  }
   const issues: FieldIssue[] = [];
   const value = lenient(schema, raw, "", issues);
   return { value: value as Lenient<z.infer<S>>, issues };

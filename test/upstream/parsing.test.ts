@@ -85,7 +85,26 @@ describe("tolerant parsing", () => {
     if (!("record" in outcome)) throw new Error("rejected");
     expect(Object.getPrototypeOf(outcome.record.raw)).toBe(Object.prototype);
     expect(JSON.stringify(outcome.record.raw)).toContain('"__proto__":{"a":1}');
-    expect(unknownFields(outcome.record.value, campaignListItem)).toEqual({ constructor: "x" });
+    expect(Object.entries(unknownFields(outcome.record.value, campaignListItem) ?? {})).toEqual([
+      ["__proto__", { a: 1 }],
+      ["constructor", "x"],
+    ]);
+  });
+
+  it("keeps a field named __proto__ in a clean answer, at any depth, where a schema's parse would leave it out", async () => {
+    const text = JSON.stringify([campaignItem("c1"), campaignItem("c2")]).replace('"brand_new_field"', '"__proto__":{"tier":"gold"},"brand_new_field"');
+    const server = await local.serve((_request, response) => sendJson(response, 200, { data: JSON.parse(text) as unknown, total: 2 }));
+    const page = await clientFor(server.url).page("campaigns", { offset: 0 });
+    const extras = page.records.map((record) => unknownFields(record.value, campaignListItem));
+    expect(extras.map((extra) => Object.keys(extra ?? {}))).toEqual([["__proto__", "brand_new_field"], ["brand_new_field"]]);
+    expect(Object.getPrototypeOf(extras[0])).toBe(Object.prototype);
+    expect(JSON.stringify(extras[0])).toBe('{"__proto__":{"tier":"gold"},"brand_new_field":{"kept":true}}');
+
+    const lead = { uid: "l1", contact: JSON.parse('{"id":1,"email_id":"a@b.test","bounced":false,"unsubscribed":false,"__proto__":{"vip":true}}') as object, schedules: [], sender_email_address: "s@b.test", sender_name: "S" };
+    const outcome = readRecord("leads", lead);
+    if (!("record" in outcome)) throw new Error("rejected");
+    const rows = leadRows(outcome.record, { scope: { account: "a", campaignUid: "c1" }, observedAt: new Date(), reject: () => undefined });
+    expect(JSON.stringify(rows.contacts?.[0]?._extra)).toBe('{"__proto__":{"vip":true}}');
   });
 
   it("rejects a record whose key text cannot be stored or indexed, without spelling that key out", () => {
