@@ -40,7 +40,7 @@ export async function requestDemand(db: Kysely<Database>, account: string, caden
   let eventsPerMinute = 0;
   let leadsPerMinute = 0;
   for (const campaign of campaigns) {
-    // A terminal campaign past its final walk costs its detail alone.
+    // A terminal campaign past its final walks costs its detail alone.
     const walk = isTerminal(campaign.status) ? 1 : 1 + leadPages(campaign.leads) + campaign.sequences;
     const eventsEvery = eventsCadenceOf(campaign, cadence);
     const leadsEvery = leadsCadenceOf(campaign.status, cadence);

@@ -14,8 +14,8 @@ import type { Database } from "../warehouse/database.ts";
  *   cycle is due at once, so its final sends, opens and replies are captured.
  *   It is judged by the older of the detail's last complete read and the
  *   leads walk's, so a cycle whose walk failed after its detail was read is
- *   due again at the next discovery; after a terminal campaign's final walk,
- *   which is not repeated, by the detail's alone.
+ *   due again at the next discovery; after a terminal campaign's final walks,
+ *   which are not repeated, by the detail's alone.
  * - The events rhythm (replies, click and open tails) runs every
  *   COLDSYNC_EVENTS_EVERY for a started campaign that can still send, every
  *   COLDSYNC_TERMINAL_EVERY for a terminal one, never for one that never

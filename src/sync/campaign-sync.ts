@@ -13,8 +13,11 @@ import { campaignDetail, emailOpens, emailSequences, LEAD_REFRESH, leads, leadsB
  *
  * - `leads`: the campaign's detail (#2), its leads walked in full (they change
  *   in place while it can send), and its email sequences. Once the campaign is
- *   terminal its leads get one final full walk, which must be a walk from the
- *   start that proved it saw every lead; after that the rhythm costs its detail.
+ *   terminal its leads get two final full walks, each a walk from the start
+ *   that proved it saw every lead, in two cycles: a lead that went while
+ *   another arrived before the cursor between the same two pages leaves no
+ *   trace in one walk's count or anchors, and the second walk, at another time,
+ *   sees what the first could not. After that the rhythm costs its detail.
  * - `events`: replies (one request), then link clicks and opens read from
  *   their cursors (a tail read), then the leads whose schedules do not show
  *   those events yet (stale-leads.ts), refreshed one by one (#12, at most
@@ -97,8 +100,10 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
   const detail = await run<RecordOf<"campaign_detail">>(campaignDetail, { collect: true });
   const status = detail.records[0] === undefined ? await heldStatus(ctx, campaignUid) : detail.records[0].status;
   if (status === undefined) return;
-  if (await finalScanDone(ctx, campaignUid, status)) return;
-  const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined } });
+  const checkpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
+  if (isTerminal(status) && isFinalLeadsWalk(checkpoint)) return;
+  const terminalWalks = isTerminal(status) ? terminalWalksOf(checkpoint) + 1 : undefined;
+  const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
   if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
 }
@@ -109,19 +114,23 @@ async function heldStatus(ctx: SyncContext, campaignUid: string): Promise<string
   return row?.status;
 }
 
-/** A terminal campaign whose leads had their final, proven walk: they are not walked again. */
-async function finalScanDone(ctx: SyncContext, campaignUid: string, status: string | null): Promise<boolean> {
-  if (!isTerminal(status)) return false;
-  return isFinalLeadsWalk(await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }));
+/** Proven walks of a terminal campaign's leads after which they are walked no more. */
+export const FINAL_WALKS = 2;
+
+/** The proven walks a leads checkpoint records as made while the campaign was terminal. */
+function terminalWalksOf(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt">): number {
+  if (!isTerminal(checkpoint.state.scannedStatus) || checkpoint.lastCompleteScanAt === null) return 0;
+  return checkpoint.state.terminalWalks ?? 1;
 }
 
 /**
- * Whether a leads checkpoint records the walk made once its campaign was terminal, complete and not restarted,
- * that left no lead it did not see undecided (one whose lookup failed is deleted, or not, only by another walk).
+ * Whether a leads checkpoint records the last of the final walks of a terminal campaign, complete and not
+ * restarted, that left no lead it did not see undecided (one whose lookup failed is deleted, or not, only by
+ * another walk): its leads are not walked again.
  */
 export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
   const undecided = (checkpoint.state.unconfirmedMissing ?? 0) > 0;
-  return isTerminal(checkpoint.state.scannedStatus) && checkpoint.lastCompleteScanAt !== null && checkpoint.scanStartedAt === null && !undecided;
+  return terminalWalksOf(checkpoint) >= FINAL_WALKS && checkpoint.scanStartedAt === null && !undecided;
 }
 
 async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId: number): Promise<void> {

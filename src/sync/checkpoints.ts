@@ -16,8 +16,10 @@ export interface CheckpointKey {
 export interface CheckpointState {
   /** Natural keys of the last records before the cursor, newest last: the overlap a resumed walk must find again. */
   tail?: string[];
-  /** The campaign status during the last proven walk of its leads (a terminal one means the final scan is done). */
+  /** The campaign status during the last proven walk of its leads (terminal: see `terminalWalks`). */
   scannedStatus?: string;
+  /** Proven walks of the leads made while their campaign was terminal (absent on older checkpoints: one); two end its walks. */
+  terminalWalks?: number;
   /**
    * Rows (`table:key`) the last read of a listing without a total (an unpaged one, or a walk whose pages announced
    * none usable) lacked: soft-deleted if the next such read lacks them too. A proven walk clears it.

@@ -184,7 +184,7 @@ export interface RhythmCadence {
  * The cadence each campaign's rhythms achieved: the time between their last
  * two complete cycles, read from the checkpoints of the stream that completes
  * last in a cycle: the events rhythm's replies, the leads rhythm's leads walk
- * (its campaign detail once the final walk of a terminal campaign is done and
+ * (its campaign detail once the final walks of a terminal campaign are done and
  * the rhythm reads the detail alone).
  */
 export async function achievedCadences(db: Kysely<Database>, account: string): Promise<RhythmCadence[]> {

@@ -67,7 +67,8 @@ describe("dueForLeads and dueForEvents", () => {
   const walk = (campaignUid: string, at: Date | null, scannedStatus: string, restartedAt: Date | null = null) => ({
     ...checkpoint(campaignUid, "leads", at),
     scan_started_at: restartedAt,
-    state: JSON.stringify({ scannedStatus }),
+    // A terminal campaign's walks end with its second final walk.
+    state: JSON.stringify(scannedStatus === "complete" ? { scannedStatus, terminalWalks: 2 } : { scannedStatus }),
   });
 
   beforeAll(async () => {
@@ -90,7 +91,7 @@ describe("dueForLeads and dueForEvents", () => {
         walk("fresh", ago(0.5), "running"),
         walk("stale", ago(19), "running"),
         walk("just-finished", ago(9), "running"),
-        // Its final walk, made once it was complete: not repeated, so the detail's reads alone count.
+        // Its final walks, made once it was complete: not repeated, so the detail's reads alone count.
         walk("long-finished", ago(100), "complete"),
         // The detail was read a minute ago, but the walk after it failed: its last complete walk is 20 minutes old.
         walk("walk-failed", ago(20), "running", ago(1)),

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { isFinalLeadsWalk } from "../../src/sync/campaign-sync.ts";
+import { FINAL_WALKS, isFinalLeadsWalk } from "../../src/sync/campaign-sync.ts";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { APPEND_PROOF_MS } from "../../src/sync/run-paged.ts";
@@ -87,6 +87,27 @@ describe("1. a listing that shifts under the cursor", () => {
     const summary = await runCampaignSync(h.context(), CAMPAIGN);
     expect(summary.outcome).toBe("succeeded");
     expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+  });
+
+  it("gives a finished campaign a second final walk, which lands what a vanished and an arrived lead in one gap hid from the first", async () => {
+    const h = await harness(150, "complete");
+    let swapped = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (swapped || !isLeadsPage(path, 1)(query)) return undefined;
+      swapped = true;
+      // Between the same two pages: L5, read on page 1, goes and L0 arrives before the cursor. The anchor stays
+      // put and the count matches the total: the first walk proves itself without L0.
+      leadsOf(h).splice(4, 1);
+      leadsOf(h).unshift(buildLead("L0", 1000));
+      return undefined;
+    };
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await liveLeads(h)).not.toContain("L0");
+    const key = { account: "acme", campaignUid: CAMPAIGN, stream: "leads" };
+    expect(isFinalLeadsWalk(await loadCheckpoint(h.warehouse.db, key))).toBe(false);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await liveLeads(h)).toEqual(uids(leadsOf(h)));
+    expect(isFinalLeadsWalk(await loadCheckpoint(h.warehouse.db, key))).toBe(true);
   });
 
   it("asks the total once more, instead of walking again, when only the last page's total is short", async () => {
@@ -180,7 +201,7 @@ describe("1c. a record one page lists twice", () => {
     const h = await harness(2, "complete");
     const [first, second] = leadsOf(h) as [Lead, Lead];
     h.upstream.state.leads.set(CAMPAIGN, [first, { ...first }, second]);
-    expect((await runCampaignSync(h.context(), CAMPAIGN)).failures).toEqual([]);
+    for (let walk = 1; walk <= FINAL_WALKS; walk += 1) expect((await runCampaignSync(h.context(), CAMPAIGN)).failures).toEqual([]);
     expect(isFinalLeadsWalk(await loadCheckpoint(h.warehouse.db, leadsKey))).toBe(true);
   });
 
@@ -231,11 +252,13 @@ describe("2. a resumed partial walk", () => {
     const key = { account: "acme", campaignUid: CAMPAIGN, stream: "leads" };
     expect((await loadCheckpoint(h.warehouse.db, key)).state.scannedStatus).not.toBe("complete");
 
-    // Cycle N+2 walks from the start and lands the send; only then is the final scan done.
+    // Cycle N+2 walks from the start and lands the send: the first of the final walks; N+3 makes the second.
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
-    expect((await loadCheckpoint(h.warehouse.db, key)).state.scannedStatus).toBe("complete");
+    expect((await loadCheckpoint(h.warehouse.db, key)).state).toMatchObject({ scannedStatus: "complete", terminalWalks: 1 });
     const schedule = await h.warehouse.db.selectFrom("schedules").select("sent_on").where("id", "=", 1001).executeTakeFirstOrThrow();
     expect(schedule.sent_on).toEqual(new Date("2026-05-02T10:00:00.000Z"));
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(isFinalLeadsWalk(await loadCheckpoint(h.warehouse.db, key))).toBe(true);
     const requestsBefore = h.upstream.requests.length;
     await runCampaignSync(h.context(), CAMPAIGN);
     expect(h.upstream.requests.slice(requestsBefore).filter((request) => request.startsWith("/api/v1/leads/"))).toEqual([]);

@@ -124,7 +124,7 @@ describe("eventLag and achievedCadences", () => {
         checkpoint("active", "campaign_detail", minutesAgo(5), { previousCompleteScanAt: minutesAgo(15).toISOString() }),
         checkpoint("active", "leads", minutesAgo(30), { previousCompleteScanAt: minutesAgo(45).toISOString() }),
         checkpoint("done", "campaign_detail", minutesAgo(5), { previousCompleteScanAt: minutesAgo(65).toISOString() }),
-        checkpoint("done", "leads", minutesAgo(9_000), { scannedStatus: "complete", previousCompleteScanAt: minutesAgo(10_000).toISOString() }),
+        checkpoint("done", "leads", minutesAgo(9_000), { scannedStatus: "complete", terminalWalks: 2, previousCompleteScanAt: minutesAgo(10_000).toISOString() }),
       ])
       .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet((eb) => ({ state: eb.ref("excluded.state"), last_complete_scan_at: eb.ref("excluded.last_complete_scan_at") })))
       .execute();
