@@ -90,3 +90,28 @@ describe("a campaign deleted upstream while one of its pages is in flight", () =
     }
   });
 });
+
+describe("a crash in the middle of a page's transaction", () => {
+  it("leaves neither the page's rows nor its checkpoint, and the resumed walk lands everything", async () => {
+    const h = await scripted({ status: "running", leads: 250 });
+    let leadsWrites = 0;
+    const crashing = h.context({
+      observer: {
+        onRowsWritten: (table) => {
+          if (table === "leads" && ++leadsWrites === 2) throw new Error("killed mid-transaction");
+        },
+      },
+    });
+    expect((await runCampaignSync(crashing, CAMPAIGN)).outcome).not.toBe("succeeded");
+    const checkpoint = await loadCheckpoint(h.warehouse.db, { account: "acme", campaignUid: CAMPAIGN, stream: "leads" });
+    expect(checkpoint.cursorOffset).toBe(100);
+    expect(await h.warehouse.db.selectFrom("leads").select("uid").execute()).toHaveLength(100);
+    // Meanwhile a lead read on page 1 goes.
+    const leads = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+    leads.splice(3, 1);
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const live = await h.warehouse.db.selectFrom("leads").select("uid").where("_deleted_at", "is", null).execute();
+    expect(live.map((row) => row.uid).sort()).toEqual(leads.map((lead) => lead.uid).sort());
+  });
+});
