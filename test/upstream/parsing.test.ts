@@ -21,6 +21,32 @@ function clientFor(url: string): UpstreamClient {
   return local.connect({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, retryBaseMs: 1, retryCapMs: 5 });
 }
 
+
+/** Lead l1 with one schedule (10), as the spec shows them, `schedule` replacing its fields. */
+function leadWithSchedule(schedule: Record<string, unknown>) {
+  return {
+    uid: "l1",
+    contact: { id: 1, email_id: "a@b.test", bounced: false, unsubscribed: false },
+    sender_email_address: "s@b.test",
+    sender_name: "S",
+    schedules: [
+      {
+        id: 10,
+        email_data: { id: 3, subject: "s", body: "b", email_content_type: "text/plain" },
+        link_click_events: [],
+        replies: [],
+        status: "created",
+        schedule_datetime: "2026-01-02T03:04:05Z",
+        sent_on: null,
+        reply_received: false,
+        email_opened: false,
+        email_opened_on: null,
+        email_open_count: 0,
+        ...schedule,
+      },
+    ],
+  };
+}
 describe("tolerant parsing", () => {
   it("names a field left out even where its schema takes any JSON value, and keeps a null there as data", () => {
     const list = { uid: "cl_1", workspace_id: 1, name: "List", created_on: "2026-01-02T03:04:05Z", status: "ready", source: "api", has_unsubscribe_column: false, unsubscribe_column_name: "" };
@@ -125,27 +151,7 @@ describe("tolerant parsing", () => {
 
   it("sets aside a click nested in a schedule whose link cannot be stored or indexed, and keeps the schedule", () => {
     const click = (id: number, link: string) => ({ id, link, clicked_on: "2026-01-02T03:04:05Z" });
-    const lead = {
-      uid: "l1",
-      contact: { id: 1, email_id: "a@b.test", bounced: false, unsubscribed: false },
-      sender_email_address: "s@b.test",
-      sender_name: "S",
-      schedules: [
-        {
-          id: 10,
-          email_data: { id: 3, subject: "s", body: "b", email_content_type: "text/plain" },
-          link_click_events: [click(1, "https://x.test/ok"), click(2, "https://x.test/\u0000"), click(3, `https://x.test/${"q".repeat(2_100)}`)],
-          replies: [],
-          status: "created",
-          schedule_datetime: "2026-01-02T03:04:05Z",
-          sent_on: null,
-          reply_received: false,
-          email_opened: false,
-          email_opened_on: null,
-          email_open_count: 0,
-        },
-      ],
-    };
+    const lead = leadWithSchedule({ link_click_events: [click(1, "https://x.test/ok"), click(2, "https://x.test/\u0000"), click(3, `https://x.test/${"q".repeat(2_100)}`)] });
     const outcome = readRecord("leads", lead);
     if (!("record" in outcome)) throw new Error("rejected");
     const parts: Omit<RejectedRecord, "stream" | "parentKey">[] = [];
@@ -173,27 +179,12 @@ describe("tolerant parsing", () => {
     const clicks = readRecords("link_clicks", [{ schedule_id: 5, link: "https://x.test/", clicked_on: "9999-12-31T23:59:59.9999999Z" }]);
     expect(clicks.rejected[0]?.reason).toMatch(/^clicked_on: names no instant of years 1 to 9999 /);
 
-    const lead = {
-      uid: "l1",
-      contact: { id: 1, email_id: "a@b.test", bounced: false, unsubscribed: false },
-      sender_email_address: "s@b.test",
-      sender_name: "S",
-      schedules: [
-        {
-          id: 10,
-          email_data: { id: 3, subject: "s", body: "b", email_content_type: "text/plain" },
-          link_click_events: [{ id: 1, link: "https://x.test/", clicked_on: "0000-01-01T00:00:00Z" }],
-          replies: [],
-          status: "sent",
-          schedule_datetime: "0001-01-01T00:00:00Z",
-          sent_on: "0000-12-31T23:59:59Z",
-          reply_received: false,
-          email_opened: false,
-          email_opened_on: null,
-          email_open_count: 0,
-        },
-      ],
-    };
+    const lead = leadWithSchedule({
+      link_click_events: [{ id: 1, link: "https://x.test/", clicked_on: "0000-01-01T00:00:00Z" }],
+      status: "sent",
+      schedule_datetime: "0001-01-01T00:00:00Z",
+      sent_on: "0000-12-31T23:59:59Z",
+    });
     const outcome = readRecord("leads", lead);
     if (!("record" in outcome)) throw new Error("rejected");
     expect(outcome.record.issues).toEqual([
