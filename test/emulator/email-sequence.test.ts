@@ -6,6 +6,7 @@ import {
   bodyOf,
   campaignWithStatus,
   createdCampaign,
+  formFields,
   messageOf,
   parseStrict,
   schedulesOf,
@@ -107,6 +108,16 @@ describe.each(["json", "form", "multipart"] as const)("create in %s", (encoding)
     const answer = await create(encoding, validSequence(), "no-such-campaign");
     expect(answer.status).toBe(404);
     messageOf(answer);
+  });
+});
+
+describe("create with a form body whose media type is spelled in another case", () => {
+  // Media types are case-insensitive (RFC 9110 §8.3.1); parameters such as charset change nothing.
+  it.each(["Application/X-WWW-Form-Urlencoded", "APPLICATION/X-WWW-FORM-URLENCODED; Charset=UTF-8"])("%s reads the form's strings as a form's", async (contentType) => {
+    const text = new URLSearchParams(formFields({ campaign_uid: createdUid, sequence_data: validSequence() })).toString();
+    const answer = await api.send("POST", PATHS.emailSequence, { kind: "raw", text, contentType });
+    expect(answer.status, answer.text).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence")).toMatchObject(validSequence());
   });
 });
 

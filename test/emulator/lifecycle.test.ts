@@ -186,6 +186,22 @@ describe("request errors", () => {
     expect(messageOf(answer)).toMatch(/^body: must be JSON/);
   });
 
+  // Media types are case-insensitive (RFC 9110 §8.3.1): a form body stays a form body however its type is spelled.
+  it.each(["Application/X-WWW-Form-Urlencoded", "APPLICATION/X-WWW-FORM-URLENCODED; Charset=UTF-8"])(
+    "pause with a form body sent as %s answers 400 naming the body, and changes nothing",
+    async (contentType) => {
+      const uid = await campaignIn("readonly", "running");
+      const before = await read("readonly", uid);
+      const text = new URLSearchParams({ campaign_uid: uid }).toString();
+      const answer = await apiFor("readonly").send("POST", LIFECYCLE_PATHS.pause, { kind: "raw", text, contentType });
+      expect(answer.status).toBe(400);
+      expect(messageOf(answer)).toBe(
+        "body: must be JSON (application/json), not application/x-www-form-urlencoded; only update campaign and create email sequence take form bodies",
+      );
+      expect(await read("readonly", uid)).toEqual(before);
+    },
+  );
+
   it.each(["start", "pause", "resume", "cancel"] as const)("%s with malformed JSON answers 400", async (operation) => {
     const answer = await apiFor("readonly").send("POST", LIFECYCLE_PATHS[operation], { kind: "raw", text: '{"campaign_uid":', contentType: "application/json" });
     expect(answer.status).toBe(400);

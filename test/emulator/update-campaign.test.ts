@@ -7,6 +7,7 @@ import {
   campaignWithStatus,
   createdCampaign,
   domainsOfWorkspace,
+  formFields,
   messageOf,
   parseStrict,
   sequenceCountOf,
@@ -293,6 +294,15 @@ describe("body and state errors", () => {
         ["update_data", JSON.stringify(data)],
       ],
     });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(200);
+    expect(parseStrict(resources.campaign, answer.json, "campaign").settings).toMatchObject(data);
+  });
+
+  // Media types are case-insensitive (RFC 9110 §8.3.1); parameters such as charset change nothing.
+  it.each(["Application/X-WWW-Form-Urlencoded", "APPLICATION/X-WWW-FORM-URLENCODED; Charset=UTF-8"])("a form body sent as %s is read as a form", async (contentType) => {
+    const data = { ...validFor("many"), name: "Sent with the media type in capitals" };
+    const text = new URLSearchParams(formFields({ campaign_uid: targets.many.summary.uid, update_data: data })).toString();
+    const answer = await api.send("PATCH", PATHS.campaign, { kind: "raw", text, contentType });
     expect(answer.status, answer.text.slice(0, 200)).toBe(200);
     expect(parseStrict(resources.campaign, answer.json, "campaign").settings).toMatchObject(data);
   });

@@ -64,12 +64,22 @@ interface ReadBody {
   value: unknown;
 }
 
+/**
+ * The media type of the body without its parameters, lower-cased: media types
+ * are case-insensitive (RFC 9110 §8.3.1) and fastify picks the parser that way,
+ * so a body is read as the encoding its parser produced.
+ */
+function mediaTypeOf(request: FastifyRequest): string {
+  return (request.headers["content-type"]?.split(";", 1)[0] ?? "").trim().toLowerCase();
+}
+
+const FORM_MEDIA_TYPES: ReadonlySet<string> = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
+
 export async function readBody(request: FastifyRequest): Promise<ReadBody> {
   if (request.isMultipart()) return { encoding: "form", value: await readMultipart(request) };
   const body = request.body;
   if (body instanceof UnreadableBody) throw badRequest(`body: ${body.reason}`);
-  const contentType = request.headers["content-type"] ?? "";
-  return { encoding: contentType.startsWith("application/x-www-form-urlencoded") ? "form" : "json", value: body };
+  return { encoding: FORM_MEDIA_TYPES.has(mediaTypeOf(request)) ? "form" : "json", value: body };
 }
 
 /**
@@ -79,9 +89,8 @@ export async function readBody(request: FastifyRequest): Promise<ReadBody> {
  * anything is looked up.
  */
 export async function readJsonBody(request: FastifyRequest): Promise<unknown> {
-  const contentType = request.headers["content-type"] ?? "";
-  if (request.isMultipart() || contentType.startsWith("application/x-www-form-urlencoded")) {
-    const mediaType = contentType.split(";", 1)[0]?.trim() ?? contentType;
+  const mediaType = mediaTypeOf(request);
+  if (FORM_MEDIA_TYPES.has(mediaType)) {
     throw badRequest(`body: must be JSON (application/json), not ${mediaType}; only update campaign and create email sequence take form bodies`);
   }
   return (await readBody(request)).value;
