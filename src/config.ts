@@ -121,12 +121,14 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ""));
 }
 
+function problemLines(issues: z.core.$ZodIssue[]): string[] {
+  return issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: Requirement[] = []): Config {
   const given = withoutEmpty(env);
   const parsed = configSchema.safeParse(given);
-  const problems: string[] = parsed.success
-    ? []
-    : parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  const problems = parsed.success ? [] : problemLines(parsed.error.issues);
   for (const requirement of requirements) {
     const variable = REQUIREMENT_VARIABLE[requirement];
     if (given[variable] === undefined) problems.push(`${variable}: is required for this command`);
@@ -157,4 +159,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
     http: { port: raw.COLDSYNC_HTTP_PORT, host: raw.COLDSYNC_HTTP_HOST, token: raw.COLDSYNC_HTTP_TOKEN },
     logLevel: raw.COLDSYNC_LOG_LEVEL,
   };
+}
+
+/**
+ * COLDSYNC_LOG_LEVEL alone, for the one command that needs no other setting
+ * (`coldsync emulator`): read and refused exactly as loadConfig would.
+ */
+export function loadLogLevel(env: NodeJS.ProcessEnv = process.env): Config["logLevel"] {
+  const parsed = configSchema.pick({ COLDSYNC_LOG_LEVEL: true }).safeParse(withoutEmpty(env));
+  if (!parsed.success) throw new ConfigError(problemLines(parsed.error.issues));
+  return parsed.data.COLDSYNC_LOG_LEVEL;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, loadConfig, loadLogLevel } from "../src/config.ts";
 
 describe("loadConfig", () => {
   it("fills every setting with its documented default", () => {
@@ -53,5 +53,13 @@ describe("loadConfig", () => {
 
   it("treats empty variables as unset", () => {
     expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
+  });
+});
+
+describe("loadLogLevel", () => {
+  it("reads COLDSYNC_LOG_LEVEL as loadConfig does, ignoring the settings it does not need", () => {
+    expect(loadLogLevel({})).toBe("info");
+    expect(loadLogLevel({ COLDSYNC_LOG_LEVEL: "warn", COLDSYNC_API_URL: "ftp://x" })).toBe("warn");
+    expect(() => loadLogLevel({ COLDSYNC_LOG_LEVEL: "loud" })).toThrow(/COLDSYNC_LOG_LEVEL: /);
   });
 });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ConfigError, configSchema } from "../config.ts";
+import { ConfigError, loadLogLevel } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
 import { API_PREFIX } from "../upstream/endpoints.ts";
@@ -73,12 +73,6 @@ function optionsFrom(flags: Flags): EmulatorOptions {
   throw new ConfigError(problems);
 }
 
-/** COLDSYNC_LOG_LEVEL as the other commands read it; the emulator needs no other configuration. */
-function logLevel() {
-  const parsed = configSchema.shape.COLDSYNC_LOG_LEVEL.safeParse(process.env.COLDSYNC_LOG_LEVEL || undefined);
-  return parsed.success ? parsed.data : "info";
-}
-
 function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
@@ -117,10 +111,11 @@ export function register(program: Command): void {
       throw new ConfigError([error.message.replace(/^error: /, "")]);
     })
     .action(async (flags: Flags) => {
+      const level = loadLogLevel();
       const options = optionsFrom(flags);
       // Loaded only when the command runs: `emulator --help` needs neither the web server nor the logger.
       const [{ pino }, { createLogger }, { startEmulator }] = await Promise.all([import("pino"), import("../logger.ts"), import("../emulator/server.ts")]);
-      const logger = createLogger({ level: logLevel(), name: "coldsync-emulator", destination: pino.destination(2) });
+      const logger = createLogger({ level, name: "coldsync-emulator", destination: pino.destination(2) });
       const emulator = await startEmulator(options, logger);
       console.log(`coldsync emulator listening on ${emulator.url} (API at ${emulator.url}${API_PREFIX}/)`);
       console.log(`api keys: ${options.apiKeys.join(", ")}`);

@@ -17,9 +17,10 @@ interface Outcome {
   stderr: string;
 }
 
-async function coldsync(args: string[], env: Record<string, string>): Promise<Outcome> {
+/** `timeoutMs` ends a command that should have stopped at once (SIGTERM, which `emulator` answers by closing). */
+async function coldsync(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 });
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: timeoutMs });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -56,6 +57,13 @@ describe("coldsync commands", () => {
       expect.stringMatching(/^coldsync: COLDSYNC_RATE_LIMIT: /),
       expect.stringMatching(/^coldsync: COLDSYNC_API_KEY: is required/),
     ]);
+  });
+
+  it("stops `emulator` on an invalid COLDSYNC_LOG_LEVEL too, instead of serving at the info level", async () => {
+    const outcome = await coldsync(["emulator", "--port", "0"], { COLDSYNC_LOG_LEVEL: "loud" }, 10_000);
+    expect(outcome.stdout).not.toMatch(/listening/);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: COLDSYNC_LOG_LEVEL: /)]);
   });
 
   it("migrates, syncs once, verifies, reports status, and never prints the key", async () => {
