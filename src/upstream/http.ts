@@ -189,7 +189,7 @@ export class HttpTransport {
         return JSON.parse(response.text) as unknown;
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.
-        throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text)}`, {
+        throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text, this.#scrub)}`, {
           status: response.status,
           retryable: idempotent,
         });
@@ -197,7 +197,7 @@ export class HttpTransport {
         addStage("jsonParse", parseStart);
       }
     }
-    const upstreamMessage = this.#scrub(errorMessageOf(response.text));
+    const upstreamMessage = errorMessageOf(response.text, this.#scrub);
     if (response.status === 429) {
       const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
       if (retryAfterMs !== undefined) this.#options.limiter.pauseFor(retryAfterMs);
@@ -243,21 +243,22 @@ export class HttpTransport {
 }
 
 /** The `message` of a JSON error body, or a short plain-text excerpt of anything else (an HTML error page). */
-function errorMessageOf(text: string): string {
+function errorMessageOf(text: string, scrub: (text: string) => string): string {
   try {
     const parsed = JSON.parse(text) as unknown;
     if (typeof parsed === "object" && parsed !== null && typeof (parsed as { message?: unknown }).message === "string") {
-      return excerpt((parsed as { message: string }).message);
+      return excerpt((parsed as { message: string }).message, scrub);
     }
   } catch {
     // not JSON: fall through to the excerpt
   }
-  return excerpt(text);
+  return excerpt(text, scrub);
 }
 
-function excerpt(text: string): string {
+function excerpt(text: string, scrub: (text: string) => string): string {
+  // Scrubbed whole, before the cut: a key that straddles the cut would otherwise leave its first part behind.
   // The excerpt ends up in the run's errors (jsonb), where a NUL or a lone surrogate would keep the run from finishing.
-  const plain = storableString(text)
+  const plain = storableString(scrub(text))
     .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
     .replace(/<[^>]*>/g, " ")
     .replace(/\s+/g, " ")

@@ -37,6 +37,27 @@ describe("the API key", () => {
     expect(lines.join("")).not.toContain(KEY);
     expect(lines.join("").toLowerCase()).not.toContain("x-api-key");
   });
+
+  it("leaves no part of it in an error whose upstream text echoes it across the 200-character cut", async () => {
+    // The key starts before the cut and ends after it: only its first part would survive a cut made before the scrub.
+    const echo = (start: string) => `${start}${"x".repeat(185 - start.length)} ${KEY} was refused`;
+    const server = await local.serve((request, response) => {
+      if (request.url?.startsWith(PATHS.lead)) return sendJson(response, 400, { message: echo("") });
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(echo('{"cut": "'));
+    });
+    const { logger, lines } = memoryLogger();
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, maxRetries: 0, logger });
+
+    const errors = [await rejectionOf(client.getLead("l1")), await rejectionOf(client.getCampaign("c1"))];
+
+    const firstPart = KEY.slice(0, 8);
+    for (const error of errors) {
+      expect((error as UpstreamError).message).toContain("[REDACTED]");
+      expect(everythingIn(error)).not.toContain(firstPart);
+    }
+    expect(lines.join("")).not.toContain(firstPart);
+  });
 });
 
 describe("cancellation and timeouts", () => {
