@@ -42,10 +42,23 @@ const redisUrl = z
   .trim()
   .refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
 
+/** Whatever the upstream client would fail on later (it keeps only the origin and the path), refused here by name. */
+function httpUrlProblem(value: string): string | undefined {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url === undefined || url.port === "0") return "must be a valid http:// or https:// URL (a host, and a port from 1 to 65535 if any)";
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http:// or https:// URL";
+  if (url.username !== "" || url.password !== "") return "must not carry a user name or password (the key goes in COLDSYNC_API_KEY)";
+  if (url.search !== "" || url.hash !== "") return "must not carry a query or a fragment";
+  return undefined;
+}
+
 const httpUrl = z
   .string()
   .trim()
-  .refine((value) => /^https?:\/\/[^/]+/.test(value), "must be an http:// or https:// URL")
+  .check((context) => {
+    const problem = httpUrlProblem(context.value);
+    if (problem !== undefined) context.issues.push({ code: "custom", message: problem, input: context.value });
+  })
   .transform((value) => value.replace(/\/+$/, "").replace(/\/api\/v1$/, ""));
 
 const sqlIdentifier = z

@@ -15,6 +15,23 @@ describe("loadConfig", () => {
     expect(loadConfig({ COLDSYNC_API_URL: "https://api.example.com/api/v1/" }).api.url).toBe("https://api.example.com");
   });
 
+  it("refuses an API address the upstream client could not use, naming the variable", () => {
+    const problem = (url: string) => {
+      try {
+        loadConfig({ COLDSYNC_API_URL: url });
+        return "accepted";
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    };
+    expect(problem("http://127.0.0.1:99999")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must be a valid http/)]);
+    expect(problem("http://127.0.0.1:0")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must be a valid http/)]);
+    expect(problem("http://")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: /)]);
+    expect(problem("https://user:secret@api.example.com")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a user name or password/)]);
+    expect(problem("https://api.example.com/?key=k")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query/)]);
+    expect(loadConfig({ COLDSYNC_API_URL: "https://api.example.com:8443/base/" }).api.url).toBe("https://api.example.com:8443/base");
+  });
+
   it("reports one line per problem and names each variable", () => {
     const attempt = () =>
       loadConfig({ COLDSYNC_API_URL: "ftp://x", COLDSYNC_SCHEMA: "Bad-Name", COLDSYNC_DISCOVER_EVERY: "soon" }, ["apiKey"]);
