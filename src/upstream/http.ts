@@ -15,7 +15,8 @@ import { secretScrubber, type Logger } from "../logger.ts";
  * One account's connection to the upstream: a keep-alive pool of
  * `concurrency` sockets, a queue that lets no more than that many requests be
  * in flight, the account's limiter, a per-attempt timeout and retries.
- * Answers come back as parsed JSON; everything else becomes an UpstreamError.
+ * Answers come back as parsed JSON, the API key replaced wherever the upstream
+ * echoed it; everything else becomes an UpstreamError.
  */
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
@@ -70,6 +71,11 @@ export class HttpTransport {
   readonly #options: HttpTransportOptions;
   /** Removes the API key from a text (an error message, an answer's excerpt) in every form it can take there. */
   readonly #scrub: (text: string) => string;
+  /**
+   * Removes the API key from an answer's body before anything reads it: a key the upstream echoes inside a record
+   * would otherwise be stored (an unknown field in `_extra`, a rejected record's payload, a field issue's raw value).
+   */
+  readonly #scrubBody: (text: string) => string;
   readonly #pool: Pool;
   readonly #queue: PQueue;
   readonly #pathPrefix: string;
@@ -78,6 +84,7 @@ export class HttpTransport {
   constructor(options: HttpTransportOptions) {
     this.#options = options;
     this.#scrub = secretScrubber([options.apiKey]);
+    this.#scrubBody = secretScrubber([options.apiKey], { json: true });
     const base = new URL(options.baseUrl);
     this.#pathPrefix = base.pathname.replace(/\/+$/, "");
     this.#pool = new Pool(base.origin, { connections: options.concurrency });
@@ -169,7 +176,7 @@ export class HttpTransport {
       body,
       signal,
     });
-    return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text() };
+    return { status: answer.statusCode, headers: answer.headers, text: this.#scrubBody(await answer.body.text()) };
   }
 
   #path(request: HttpRequest): string {

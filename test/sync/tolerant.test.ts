@@ -66,6 +66,8 @@ type Json = Record<string, unknown>;
 function deviate(path: string, _query: URLSearchParams, body: unknown): unknown {
   const records = (Array.isArray(body) ? body : ((body as { data?: unknown[] }).data ?? [body])) as Json[];
   for (const record of records) {
+    // An upstream that echoes the API key inside its records (an unknown field): the warehouse must not store it.
+    record.debug_note = `served for ${TEST_KEY}`;
     if (path === "/api/v1/campaigns/" && record.uid === victims.campaign) record.workspace_id = null;
     if ((path === "/api/v1/leads/" || path === "/api/v1/lead/") && record.uid === victims.lead.uid) {
       const [first, ...rest] = record.schedules as Json[];
@@ -173,7 +175,7 @@ describe("an upstream that deviates from its document", () => {
     expect(rejected[0]).toMatchObject({ stream: "leads", campaign_uid: victims.otherCampaign, record_key: null, skipped: belowKeyless(), resolved_at: null });
     expect(rejected[0]?.reason).toBe("uid: missing (a key field, so the record cannot be placed)");
     const { uid: _uid, ...withoutUid } = victims.keyless;
-    expect(rejected[0]?.payload).toEqual(withoutUid);
+    expect(rejected[0]?.payload).toEqual({ ...withoutUid, debug_note: "served for [REDACTED]" });
 
     const leads = await db.selectFrom("leads").select(sql<number>`count(*)::int`.as("n")).where("campaign_uid", "=", victims.otherCampaign).executeTakeFirstOrThrow();
     expect(leads.n).toBe(victims.otherCampaignLeads - 1);
@@ -204,7 +206,9 @@ describe("an upstream that deviates from its document", () => {
     expect(row?.resolved_at).toBeInstanceOf(Date);
   });
 
-  it("leaves no trace of the API key anywhere in the warehouse", async () => {
+  it("leaves no trace of the API key anywhere in the warehouse, though the upstream echoed it in every record", async () => {
+    const campaign = await fixture.warehouse.db.selectFrom("campaigns").select("_extra").where("uid", "=", victims.campaign).executeTakeFirstOrThrow();
+    expect(campaign._extra).toMatchObject({ debug_note: "served for [REDACTED]" });
     const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'tolerant'`.execute(fixture.warehouse.db);
     expect(tables.rows.length).toBeGreaterThan(10);
     for (const { name } of tables.rows) {

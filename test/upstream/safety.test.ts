@@ -58,6 +58,22 @@ describe("the API key", () => {
     }
     expect(lines.join("")).not.toContain(firstPart);
   });
+
+  it("is replaced in every record of an answer that echoes it, as JSON escapes it and as a URL encodes it", async () => {
+    const awkward = 'k3y"with\\quote/and space';
+    const echoed = { note: `served for ${awkward}`, link: `https://example.com/?key=${encodeURIComponent(awkward)}` };
+    const server = await local.serve((_request, response) => sendJson(response, 200, [{ id: 1, name: "placed", ...echoed }, { name: "without an id", ...echoed }]));
+    const client = local.connect({ baseUrl: server.url, apiKey: awkward, requestsPerSecond: 1000 });
+
+    const listing = await client.listWorkspaces();
+
+    expect(listing.records.map((record) => record.value)).toMatchObject([
+      { id: 1, name: "placed", note: "served for [REDACTED]", link: "https://example.com/?key=[REDACTED]" },
+    ]);
+    expect(listing.rejected.map((record) => record.payload)).toEqual([
+      { name: "without an id", note: "served for [REDACTED]", link: "https://example.com/?key=[REDACTED]" },
+    ]);
+  });
 });
 
 describe("cancellation and timeouts", () => {
