@@ -129,9 +129,13 @@ const REQUIREMENT_VARIABLE: Record<Requirement, keyof RawConfig> = {
   databaseUrl: "DATABASE_URL",
 };
 
-/** Empty strings count as unset, the way shells and compose files hand them over. */
-function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ""));
+/**
+ * Empty strings count as unset, the way shells and compose files hand them
+ * over, and so do blank ones: z.coerce.number reads " " as 0 (no retries, any
+ * port), and every variable should treat a blank the same way.
+ */
+function withoutBlank(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1].trim() !== ""));
 }
 
 function problemLines(issues: z.core.$ZodIssue[]): string[] {
@@ -139,7 +143,7 @@ function problemLines(issues: z.core.$ZodIssue[]): string[] {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: Requirement[] = []): Config {
-  const given = withoutEmpty(env);
+  const given = withoutBlank(env);
   const parsed = configSchema.safeParse(given);
   const problems = parsed.success ? [] : problemLines(parsed.error.issues);
   for (const requirement of requirements) {
@@ -179,7 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
  * (`coldsync emulator`): read and refused exactly as loadConfig would.
  */
 export function loadLogLevel(env: NodeJS.ProcessEnv = process.env): Config["logLevel"] {
-  const parsed = configSchema.pick({ COLDSYNC_LOG_LEVEL: true }).safeParse(withoutEmpty(env));
+  const parsed = configSchema.pick({ COLDSYNC_LOG_LEVEL: true }).safeParse(withoutBlank(env));
   if (!parsed.success) throw new ConfigError(problemLines(parsed.error.issues));
   return parsed.data.COLDSYNC_LOG_LEVEL;
 }

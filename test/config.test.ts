@@ -68,8 +68,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ COLDSYNC_DISCOVER_EVERY: "off" })).toThrow(/COLDSYNC_DISCOVER_EVERY/);
   });
 
-  it("treats empty variables as unset", () => {
+  it("treats empty and blank variables as unset", () => {
     expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: " " }).warehouse.databaseUrl).toBeUndefined();
+    // Not 0, which z.coerce.number makes of a blank: no retries, any port.
+    expect(loadConfig({ COLDSYNC_MAX_RETRIES: " " }).api.maxRetries).toBe(6);
+    expect(loadConfig({ COLDSYNC_HTTP_PORT: "\t" }).http.port).toBe(9464);
+    expect(() => loadConfig({ COLDSYNC_API_KEY: "  " }, ["apiKey"])).toThrow(/COLDSYNC_API_KEY: is required/);
   });
 });
 

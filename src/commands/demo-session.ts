@@ -30,7 +30,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       COLDSYNC_API_KEY: DEMO_KEY,
       COLDSYNC_RATE_LIMIT: "200",
       // The demo's page is for whoever runs it: local unless asked otherwise.
-      COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST || "127.0.0.1",
+      COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
       ...(options.port === undefined ? {} : { COLDSYNC_HTTP_PORT: options.port }),
     });
     const logger = commandLogger(config);
