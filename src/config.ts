@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nearest } from "./edit-distance.ts";
 
 /**
  * Every setting coldsync reads from the environment. Each has a documented
@@ -138,6 +139,32 @@ function withoutBlank(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1].trim() !== ""));
 }
 
+/**
+ * COLDSYNC_ variables that are not settings: the test suite's switch that also
+ * refreshes the README's screenshot (test/http/status-page-e2e.test.ts). A
+ * test run hands its environment to the coldsync processes it starts.
+ */
+const NOT_SETTINGS = ["COLDSYNC_DOCS_SCREENSHOT"];
+
+const SETTINGS = Object.keys(configSchema.shape).filter((name) => name.startsWith("COLDSYNC_"));
+
+/** Three edits catch a slip of the hand without suggesting some other setting. */
+const TYPO_EDITS = 3;
+
+/**
+ * A COLDSYNC_ variable coldsync does not read is most likely a misspelt
+ * setting, which would silently keep its default. A blank one is unset, so
+ * it is no problem either.
+ */
+function unknownVariables(given: Record<string, string>): string[] {
+  return Object.keys(given)
+    .filter((name) => name.startsWith("COLDSYNC_") && !Object.hasOwn(configSchema.shape, name) && !NOT_SETTINGS.includes(name))
+    .map((name) => {
+      const setting = nearest(name, SETTINGS, TYPO_EDITS);
+      return `${name}: is not a coldsync setting${setting === undefined ? " (README, Configuration, lists them)" : `; did you mean ${setting}?`}`;
+    });
+}
+
 function problemLines(issues: z.core.$ZodIssue[]): string[] {
   return issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
 }
@@ -150,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
     const variable = REQUIREMENT_VARIABLE[requirement];
     if (given[variable] === undefined) problems.push(`${variable}: is required for this command`);
   }
+  problems.push(...unknownVariables(given));
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const raw = parsed.data;
   return {
@@ -180,10 +208,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
 
 /**
  * COLDSYNC_LOG_LEVEL alone, for the one command that needs no other setting
- * (`coldsync emulator`): read and refused exactly as loadConfig would.
+ * (`coldsync emulator`): read and refused exactly as loadConfig would, and a
+ * misspelt COLDSYNC_ variable stops it as it stops every other command.
  */
 export function loadLogLevel(env: NodeJS.ProcessEnv = process.env): Config["logLevel"] {
-  const parsed = configSchema.pick({ COLDSYNC_LOG_LEVEL: true }).safeParse(withoutBlank(env));
-  if (!parsed.success) throw new ConfigError(problemLines(parsed.error.issues));
+  const given = withoutBlank(env);
+  const parsed = configSchema.pick({ COLDSYNC_LOG_LEVEL: true }).safeParse(given);
+  const problems = [...(parsed.success ? [] : problemLines(parsed.error.issues)), ...unknownVariables(given)];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   return parsed.data.COLDSYNC_LOG_LEVEL;
 }

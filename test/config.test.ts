@@ -48,6 +48,23 @@ describe("loadConfig", () => {
     }
   });
 
+  it("refuses a COLDSYNC_ variable that is not a setting, one line each, suggesting the setting it is a slip for", () => {
+    try {
+      loadConfig({ COLDSYNC_RATE_LIMT: "2", COLDSYNC_PORT: "80", COLDSYNC_LOG_LEVEL: "debug" });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ConfigError).problems).toEqual([
+        "COLDSYNC_RATE_LIMT: is not a coldsync setting; did you mean COLDSYNC_RATE_LIMIT?",
+        "COLDSYNC_PORT: is not a coldsync setting (README, Configuration, lists them)",
+      ]);
+    }
+    expect(() => loadLogLevel({ COLDSYNC_LOG_LEVL: "debug" })).toThrow(/COLDSYNC_LOG_LEVL: is not a coldsync setting; did you mean COLDSYNC_LOG_LEVEL\?/);
+  });
+
+  it("lets through what is no setting's business: blank COLDSYNC_ variables, the test suite's own, other programs'", () => {
+    expect(loadConfig({ COLDSYNC_RATE_LIMT: " ", COLDSYNC_DOCS_SCREENSHOT: "1", RATE_LIMT: "2" }).api.rateLimit).toBe(10);
+  });
+
   it("requires the API key only for commands that need it", () => {
     expect(() => loadConfig({}, ["apiKey"])).toThrow(/COLDSYNC_API_KEY: is required/);
     expect(loadConfig({ COLDSYNC_API_KEY: "k" }, ["apiKey"]).api.key).toBe("k");

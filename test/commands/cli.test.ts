@@ -49,13 +49,14 @@ afterAll(async () => {
 
 describe("coldsync commands", () => {
   it("stops on invalid configuration before doing anything, one line per problem", async () => {
-    const outcome = await coldsync(["sync", "--once"], { COLDSYNC_API_URL: "ftp://nowhere", COLDSYNC_RATE_LIMIT: "fast" });
+    const outcome = await coldsync(["sync", "--once"], { COLDSYNC_API_URL: "ftp://nowhere", COLDSYNC_RATE_LIMIT: "fast", COLDSYNC_ACOUNT: "a" });
     expect(outcome.code).toBe(2);
     const lines = outcome.stderr.trim().split("\n");
     expect(lines).toEqual([
       expect.stringMatching(/^coldsync: COLDSYNC_API_URL: /),
       expect.stringMatching(/^coldsync: COLDSYNC_RATE_LIMIT: /),
       expect.stringMatching(/^coldsync: COLDSYNC_API_KEY: is required/),
+      "coldsync: COLDSYNC_ACOUNT: is not a coldsync setting; did you mean COLDSYNC_ACCOUNT?",
     ]);
   });
 
