@@ -36,7 +36,11 @@ export type CampaignEventsJobData = { account: string; campaignUid?: string };
 
 export interface RetrySettings {
   attempts: number;
-  /** First retry delay; each further retry doubles it, with ±50% jitter so failed jobs do not return together. */
+  /**
+   * First retry's backoff; each further retry doubles it. The wait is drawn
+   * between half the backoff and the whole of it (BullMQ's jitter 0.5), so
+   * that jobs that failed together do not return together.
+   */
   backoffMs: number;
 }
 

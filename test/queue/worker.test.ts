@@ -167,6 +167,37 @@ describe("worker service", () => {
     expect(failed?.failedReason).toMatch(/404.*campaign_detail of campaign gone/);
   });
 
+  it("waits between half the backoff and the whole of it before a retry, as docs/worker.md says", async () => {
+    nextPrefix();
+    const backoffMs = 60_000;
+    const failedAt = new Map<string, number>();
+    const service = await start(
+      {
+        syncCampaign: async (campaignUid): Promise<RunResult> => {
+          failedAt.set(campaignUid, Date.now());
+          throw new Error("connection to the warehouse was dropped");
+        },
+      },
+      { tuning: { retry: { attempts: 5, backoffMs } }, env: { COLDSYNC_CONCURRENCY: "12" } },
+    );
+    const queue = service.queues.campaignSync;
+    await enqueueCampaignSyncs(queue, "sync-campaign", Array.from({ length: 12 }, (_, index) => ({ account: ACCOUNT, campaignUid: `c${index}` })));
+    await expect.poll(() => queue.getDelayedCount(), { timeout: 15_000 }).toBe(12);
+    const redis = await queue.client;
+    const delays: number[] = [];
+    for (const job of await queue.getDelayed()) {
+      // A delayed job's score is the time it is due, in milliseconds, times 0x1000 (the low bits order equal times).
+      const dueAt = Math.floor(Number(await redis.zscore(queue.keys.delayed as string, job.id as string)) / 0x1000);
+      delays.push(dueAt - (failedAt.get(job.data.campaignUid) ?? Number.NaN));
+    }
+    expect(delays).toHaveLength(12);
+    for (const delay of delays) {
+      expect(delay).toBeGreaterThanOrEqual(backoffMs / 2);
+      // The job is moved a few milliseconds after the attempt failed.
+      expect(delay).toBeLessThanOrEqual(backoffMs + 1_000);
+    }
+  });
+
   it("pauses the whole queue, on every worker, for Retry-After when a run ends on a 429, without spending an attempt", async () => {
     nextPrefix();
     const callTimes: number[] = [];
