@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions, type SerializedError } from "pino";
 
 export type { Logger } from "pino";
 
@@ -20,9 +20,25 @@ export const REDACTED_PATHS = [
 
 const REDACTED = "[REDACTED]";
 
+/**
+ * Redis commands whose arguments can hold a password (AUTH's, HELLO's AUTH option, MIGRATE's). ioredis attaches
+ * the failed command to a reply error, so a refused AUTH would print the password of REDIS_URL as it was sent.
+ */
+const COMMANDS_WITH_PASSWORDS = new Set(["auth", "hello", "migrate"]);
+
+/** pino's error serializer, without the arguments of a Redis command that can hold a password. */
+function serializeError(error: Error | null | undefined): SerializedError | null | undefined {
+  // pino hands over whatever a line holds under `err`, null included; the serializer passes a value that is not an error as it came.
+  const serialized = error === null || error === undefined ? error : stdSerializers.err(error);
+  const name: unknown = serialized?.command?.name;
+  if (serialized === null || serialized === undefined || typeof name !== "string" || !COMMANDS_WITH_PASSWORDS.has(name.toLowerCase())) return serialized;
+  // A copy: the serialized error shares `command` with the error (and a value that is not one is the caller's own object).
+  return { ...serialized, command: { name } };
+}
+
 export interface LoggerSettings {
   level?: LoggerOptions["level"];
-  /** Literal values never to print, wherever they turn up in a line (e.g. the API key inside a URL). */
+  /** Literal values never to print, wherever they turn up in a line (e.g. the API key inside a URL, a database password). */
   secrets?: readonly (string | undefined)[];
   /** Lines to drop: given a line's fields, true keeps it out of the output (a repeat of a known outage). */
   quiet?: (fields: Record<string, unknown>) => boolean;
@@ -41,6 +57,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     level: settings.level ?? "info",
     name: settings.name ?? "coldsync",
     redact: { paths: REDACTED_PATHS, censor: REDACTED },
+    serializers: { err: serializeError },
     hooks: {
       ...(secrets.length === 0 ? {} : { streamWrite: secretScrubber(secrets) }),
       ...(settings.quiet === undefined

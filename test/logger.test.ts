@@ -1,6 +1,8 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
+import { secretsOf } from "../src/runtime.ts";
 
 const KEY = "sk_live_7f3a9c2e-secret";
 
@@ -46,6 +48,39 @@ describe("createLogger", () => {
       expect(line).not.toContain(encodeURIComponent(awkward));
       expect(text).toContain("[REDACTED]");
     }
+  });
+
+  it("never prints the passwords of DATABASE_URL and REDIS_URL, as written or decoded", () => {
+    const config = loadConfig({
+      COLDSYNC_API_KEY: KEY,
+      DATABASE_URL: "postgres://coldsync:pg%2Fsecret-91@db.internal:5432/coldsync",
+      REDIS_URL: "redis://:redis-secret-42@cache.internal:6379/0",
+    });
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: secretsOf(config), destination });
+    logger.warn({ url: config.warehouse.databaseUrl }, "as configured");
+    logger.warn({ err: new Error("password pg/secret-91 refused") }, "decoded");
+    logger.warn({ err: new Error("WRONGPASS for redis-secret-42") }, "in a message");
+
+    expect(lines).toHaveLength(3);
+    for (const line of lines) for (const secret of ["pg%2Fsecret-91", "pg/secret-91", "redis-secret-42"]) expect(line).not.toContain(secret);
+    expect(lines[0]).toContain("postgres://coldsync:[REDACTED]@db.internal");
+  });
+
+  it("drops the arguments of a Redis command that can hold a password, and only those", () => {
+    // The shape of the ReplyError ioredis raises when Redis refuses the password in REDIS_URL.
+    const refused = Object.assign(new Error("WRONGPASS invalid username-password pair or user is disabled."), { command: { name: "auth", args: ["pw-not-a-known-secret"] } });
+    const failedGet = Object.assign(new Error("WRONGTYPE"), { command: { name: "get", args: ["coldsync:meta"] } });
+    const { lines, destination } = capture();
+    const logger = createLogger({ destination });
+    logger.warn({ err: refused }, "Redis is unreachable");
+    logger.warn({ err: failedGet }, "a command failed");
+
+    expect(lines[0]).not.toContain("pw-not-a-known-secret");
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ err: { message: refused.message, command: { name: "auth" } } });
+    expect(JSON.parse(lines[1] as string)).toMatchObject({ err: { command: { name: "get", args: ["coldsync:meta"] } } });
+    // What is logged is a copy: the error itself keeps its command.
+    expect(refused.command.args).toEqual(["pw-not-a-known-secret"]);
   });
 
   it("leaves other values alone", () => {

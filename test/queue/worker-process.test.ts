@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -101,6 +103,23 @@ describe("coldsync worker, as a process", () => {
       expect(output).not.toContain(API_KEY);
     } finally {
       await empty.drop();
+    }
+  });
+
+  it("never prints the password in REDIS_URL when Redis refuses it", async () => {
+    // A Redis that refuses every password: ioredis attaches the refused AUTH to its error, the password among its arguments.
+    const refusing = createServer((socket) => socket.on("data", () => socket.write("-WRONGPASS invalid username-password pair or user is disabled.\r\n")));
+    refusing.listen(0, "127.0.0.1");
+    await once(refusing, "listening");
+    try {
+      const password = `pw-${randomBytes(10).toString("hex")}`;
+      const worker = spawnWorker({ REDIS_URL: `redis://:${password}@127.0.0.1:${(refusing.address() as AddressInfo).port}` });
+      await expect.poll(worker.output, { timeout: 20_000 }).toMatch(/Redis is unreachable/);
+      expect(worker.output()).toMatch(/WRONGPASS/);
+      expect(worker.output()).not.toContain(password);
+    } finally {
+      // The worker still holds a connection: it is killed after the test, and the server closes with it.
+      refusing.close();
     }
   });
 
