@@ -92,13 +92,30 @@ function sendingWindowSeconds(fromTime: string, toTime: string): number {
 }
 
 /**
+ * The IANA database's zone names without an area, all defined in its
+ * `etcetera` and `backward` files (tzdata 2025b, as /usr/share/zoneinfo lists
+ * them; `Factory`, from the `factory` file, names no zone and the runtime
+ * refuses it). The runtime also takes ICU's and Java's legacy abbreviations
+ * (PST, IST, JST, CST, AET, BST), which the database does not define, so a
+ * name without an area is an IANA name only when it is one of these.
+ */
+const AREALESS_IANA_ZONES: ReadonlySet<string> = new Set([
+  "UTC", "UCT", "GMT", "GMT0", "GMT+0", "GMT-0", "Greenwich", "Universal", "Zulu",
+  "EST", "MST", "HST", "EST5EDT", "CST6CDT", "MST7MDT", "PST8PDT", "CET", "EET", "MET", "WET",
+  "Cuba", "Egypt", "Eire", "GB", "GB-Eire", "Hongkong", "Iceland", "Iran", "Israel", "Jamaica", "Japan",
+  "Kwajalein", "Libya", "NZ", "NZ-CHAT", "Navajo", "PRC", "Poland", "Portugal", "ROC", "ROK",
+  "Singapore", "Turkey", "W-SU",
+]);
+
+/**
  * A zone name of the IANA database as written there: `Europe/Paris`, `UTC`,
  * `CET`, `Etc/GMT+5`, links such as `US/Eastern`. The runtime reads names
- * without regard to case and also takes offsets (`+02:00`), neither of which
- * is a zone name, so both are refused here.
+ * without regard to case and also takes offsets (`+02:00`) and legacy
+ * abbreviations (`PST`), none of which is a zone name, so all are refused here.
  */
 export function isIanaTimeZone(name: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
+  if (!name.includes("/") && !AREALESS_IANA_ZONES.has(name)) return false;
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;

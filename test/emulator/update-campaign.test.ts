@@ -143,6 +143,8 @@ const violations: Violation[] = [
   { rule: "time_zone in the wrong case", field: "time_zone", change: set("time_zone", "europe/paris") },
   { rule: "time_zone an offset", field: "time_zone", change: set("time_zone", "+02:00") },
   { rule: "time_zone empty", field: "time_zone", change: set("time_zone", "") },
+  // ICU and Java legacy abbreviations that the runtime resolves but the IANA database does not define.
+  ...["PST", "IST", "JST", "CST", "AET", "BST"].map((zone) => ({ rule: `time_zone ${zone}, not an IANA name`, field: "time_zone", change: set("time_zone", zone) })),
   { rule: "unsub_link_type unknown", field: "unsub_link_type", change: set("unsub_link_type", "sometimes") },
   {
     rule: "unsub_link_type custom without add_unsub_link",
@@ -237,6 +239,9 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
       ["a window of 4 hours through midnight", "many", (data) => Object.assign(data, { from_time: "22:00:00", to_time: "02:00:00" })],
       ["time_zone UTC", "many", set("time_zone", "UTC")],
       ["time_zone CET, an IANA name without a region", "many", set("time_zone", "CET")],
+      ["time_zone PST8PDT, an IANA name without a region", "many", set("time_zone", "PST8PDT")],
+      ["time_zone Japan, an IANA link without a region", "many", set("time_zone", "Japan")],
+      ["time_zone Etc/GMT+5", "many", set("time_zone", "Etc/GMT+5")],
       ["time_zone US/Eastern, an IANA link", "many", set("time_zone", "US/Eastern")],
       ["time_zone America/Argentina/Buenos_Aires", "many", set("time_zone", "America/Argentina/Buenos_Aires")],
       ["custom unsubscribe text", "many", (data) => Object.assign(data, { unsub_link_type: "custom", custom_unsub_text: "Not interested? Click here" })],

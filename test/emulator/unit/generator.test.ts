@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { emailContentType, replyClassification, schedulingStrategy, sequenceLabel } from "../../../src/upstream/enums.ts";
-import { updateDataSchema } from "../../../src/upstream/requests.ts";
+import { isIanaTimeZone, updateDataSchema } from "../../../src/upstream/requests.ts";
 import * as resources from "../../../src/upstream/resources.ts";
+import { TIME_ZONES } from "../../../src/emulator/seed/vocabulary.ts";
 import { SCHEDULE_STATUSES } from "../../../src/emulator/store/model.ts";
 import {
   renderCampaign,
@@ -96,6 +97,11 @@ describe.each([1, 2, 3])("seed %i, small scale", (seed) => {
       expect(campaign.settings.scheduling_strategy === "single-message").toBe(campaign.sequences.length === 1);
       expect(campaign.settings.sending_domains.every((id) => domains.has(id))).toBe(true);
     }
+  });
+
+  it("writes only IANA zone names, for workspaces and campaigns alike", () => {
+    const zones = [...account.workspaces.items.map((workspace) => workspace.timeZone), ...campaigns.map((campaign) => campaign.settings.time_zone)];
+    for (const zone of new Set([...TIME_ZONES, ...zones])) if (zone !== null) expect(isIanaTimeZone(zone), zone).toBe(true);
   });
 
   it("each schedule's opens number its email_open_count, and email_opened_on is the first of them", () => {
