@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
 import { createLogger, type Logger, type LoggerSettings } from "./logger.ts";
+import { secretsOf } from "./secrets.ts";
 import { ByteBudget } from "./sync/byte-budget.ts";
 import type { RunTrigger, SyncContext, SyncObserver } from "./sync/context.ts";
 import { UpstreamClient, type ClientHooks, type RequestLimiter } from "./upstream/client.ts";
@@ -30,31 +31,6 @@ export interface RuntimeOptions {
 
 export function loggerFor(config: Config, settings: Pick<LoggerSettings, "quiet"> = {}): Logger {
   return createLogger({ level: config.logLevel, secrets: secretsOf(config), ...settings });
-}
-
-/**
- * What no log line may print: the API key, and the passwords in DATABASE_URL and REDIS_URL (a client's error can
- * carry one: ioredis attaches a refused AUTH with its password).
- */
-export function secretsOf(config: Config): (string | undefined)[] {
-  return [config.api.key, ...passwordsIn(config.warehouse.databaseUrl), ...passwordsIn(config.redis.url)];
-}
-
-/**
- * A URL's password as written and as its client reads it (percent-decoded). Read without a URL parser, so
- * that a URL one refuses (and whose error may quote it) still has its password found.
- */
-function passwordsIn(url: string | undefined): string[] {
-  const userinfo = url === undefined ? undefined : /^[a-z][a-z\d+.-]*:\/\/([^/?#]*)@/i.exec(url)?.[1];
-  const colon = userinfo?.indexOf(":") ?? -1;
-  if (userinfo === undefined || colon === -1) return [];
-  const written = userinfo.slice(colon + 1);
-  try {
-    return [written, decodeURIComponent(written)];
-  } catch {
-    // A stray % that decodes to nothing: the client cannot read it either, so only the written form can turn up.
-    return [written];
-  }
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
-import { secretsOf } from "../src/runtime.ts";
+import { secretsOf } from "../src/secrets.ts";
 
 const KEY = "sk_live_7f3a9c2e-secret";
 

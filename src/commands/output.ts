@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import type { FullSyncProgress } from "../sync/runs.ts";
 import type { RunSummary } from "../sync/run-ledger.ts";
+import { secretsOf } from "../secrets.ts";
 
 /** Terminal output shared by the commands: tables, the progress display and the run summary. */
 
@@ -31,7 +32,7 @@ export function shortId(id: string, max = 24): string {
 
 /** Commands print results on stdout, so their logs go to stderr. */
 export function commandLogger(config: Config): Logger {
-  return createLogger({ level: config.logLevel, secrets: [config.api.key], destination: pino.destination(2) });
+  return createLogger({ level: config.logLevel, secrets: secretsOf(config), destination: pino.destination(2) });
 }
 
 export interface ProgressDisplay {
