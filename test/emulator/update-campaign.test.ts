@@ -232,6 +232,10 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
       ["a name of 300 characters", "many", set("name", "n".repeat(300))],
       ["a name of 300 characters, each two code units", "many", set("name", "\u{1F4E8}".repeat(300))],
       ["reply_to_address null", "many", set("reply_to_address", null)],
+      // Any atext in the local part, any hostname label in the domain (a punycode top-level domain: .рф).
+      ...["info@example.xn--p1ai", "sales=eu@example.com", "team#7@example.com"].map(
+        (address): [string, Target, (data: UpdateData) => void] => [`reply_to_address ${address}`, "many", set("reply_to_address", address)],
+      ),
       ["skip_days empty", "many", set("skip_days", [])],
       ["skip_days with 6 items", "many", set("skip_days", ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"])],
       ["sending_domains empty", "many", set("sending_domains", [])],
