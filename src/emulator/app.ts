@@ -30,6 +30,21 @@ function clientErrorMessage(error: FastifyError): string | undefined {
   }
 }
 
+/**
+ * A path (without query or fragment) as the router matches it: find-my-way
+ * decodes it with decodeURI, so `/api/v1/campaign%73/` is the campaigns
+ * listing while `%2F` stays a character, not a separator. The router answers a
+ * malformed escape 400 before any handler; should one reach this all the same,
+ * it is kept as sent and names nothing (404) rather than throwing (500).
+ */
+function asRouted(path: string): string {
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
+
 export async function buildApp(context: EmulatorContext, admin: boolean): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
@@ -61,8 +76,8 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?", 1)[0] ?? request.url;
-    const methods = methodsByPath.get(path);
+    const path = request.url.split(/[?#]/, 1)[0] ?? request.url;
+    const methods = methodsByPath.get(asRouted(path));
     if (!methods) return reply.code(404).send({ message: `no such path: ${path}` });
     const allowed = [...methods].sort().join(", ");
     return reply.code(405).header("allow", allowed).send({ message: `method ${request.method} is not allowed on ${path}; allowed: ${allowed}` });

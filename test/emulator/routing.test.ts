@@ -37,6 +37,35 @@ describe("wrong method", () => {
   });
 });
 
+describe("a path spelled with percent-escapes", () => {
+  // RFC 3986 §6.2.2.2: an escaped unreserved character (%73 is "s", %2D is "-") is that character, and the router reads it so.
+  const escaped: [string, string, string][] = [
+    ["PUT", `${API_PREFIX}/campaign%73/`, "GET"],
+    ["PUT", `${API_PREFIX}/email%2Dsequence/`, "GET"],
+    ["GET", `${API_PREFIX}/campaign/%73tart/`, "POST"],
+  ];
+  it.each(escaped)("%s %s answers 405 {message} and an Allow header with %s, the method it is routed with", async (method, path, allowed) => {
+    const routed = await api().request(allowed, path, { body: allowed === "GET" ? undefined : { kind: "json", value: {} } });
+    expect(routed.status, routed.text).not.toBe(404);
+    const answer = await api().request(method, path);
+    expect(answer.status, answer.text).toBe(405);
+    messageOf(answer);
+    expect(answer.headers.get("allow") ?? "").toContain(allowed);
+  });
+
+  it.each(["GET", "POST"])("an escaped slash is a character, not a separator: %s answers 404", async (method) => {
+    const answer = await api().request(method, `${API_PREFIX}/campaign%2Fstart/`);
+    expect(answer.status, answer.text).toBe(404);
+    messageOf(answer);
+  });
+
+  it.each(["GET", "PUT"])("a malformed escape answers 400 {message} to %s", async (method) => {
+    const answer = await api().request(method, `${API_PREFIX}/campaign%zz/`);
+    expect(answer.status, answer.text).toBe(400);
+    messageOf(answer);
+  });
+});
+
 describe("unknown path", () => {
   it.each([`${API_PREFIX}/nothing-here/`, `${API_PREFIX}/campaign/explode/`, "/api/v2/campaigns/", "/"])("GET %s answers 404 {message}", async (path) => {
     const answer = await api().get(path);
