@@ -74,6 +74,13 @@ describe("the API key", () => {
       { name: "without an id", note: "served for [REDACTED]", link: "https://example.com/?key=[REDACTED]" },
     ]);
   });
+
+  it("of a few characters is not replaced in answers, where it would rewrite ordinary text and field names", async () => {
+    const workspace = { id: 1, name: "kk", note: "kept as sent" };
+    const server = await local.serve((_request, response) => sendJson(response, 200, [workspace]));
+    const client = local.connect({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1000 });
+    expect((await client.listWorkspaces()).records.map((record) => record.value)).toMatchObject([workspace]);
+  });
 });
 
 describe("cancellation and timeouts", () => {
