@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import type { Config } from "../config.ts";
-import { isOutageNoise, watchDependencies, type DependencyWatch, type WorkerDependencies } from "../dependencies.ts";
+import { isConnectionError, isOutageNoise, watchDependencies, type DependencyWatch, type WorkerDependencies } from "../dependencies.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { HttpListener } from "../http/listener.ts";
 import { startHttpServer } from "../http/server.ts";
@@ -9,7 +9,7 @@ import type { Logger } from "../logger.ts";
 import { closeRedis, connectRedis, whenReady } from "../queue/connection.ts";
 import { RedisRequestLimiter } from "../queue/rate-budget.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../queue/worker.ts";
-import { loggerFor, openRuntime } from "../runtime.ts";
+import { loggerFor, openRuntime, type Runtime } from "../runtime.ts";
 import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
 import { closeAbandonedRuns } from "../sync/run-ledger.ts";
 import { verify } from "../sync/verify.ts";
@@ -103,23 +103,29 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
       requestsPerSecond: config.api.rateLimit,
       logger,
     });
-    const runtime = await openRuntime(config, {
-      logger,
-      limiter,
-      hooks: combineHooks(metrics.clientHooks, upstreamAnswers.hooks),
-      onConnectionError: (error) => dependencies.postgres.failed(error),
-    });
-    opened.unshift(() => runtime.close());
-
-    const pending = await pendingMigrations(runtime.warehouse);
-    if (pending.length > 0) {
-      throw new Error(
-        `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
-      );
+    const openWarehouse = () =>
+      openRuntime(config, {
+        logger,
+        limiter,
+        hooks: combineHooks(metrics.clientHooks, upstreamAnswers.hooks),
+        onConnectionError: (error) => dependencies.postgres.failed(error),
+      });
+    let runtime: Runtime | undefined;
+    while (runtime === undefined) {
+      const opening = await openWarehouse();
+      try {
+        await prepareWarehouse(opening, config, logger);
+        runtime = opening;
+      } catch (error) {
+        await opening.close();
+        // A connection PostgreSQL dropped during start-up (a restart, a terminated backend) is an outage like any
+        // other: the worker waits for PostgreSQL again instead of exiting.
+        if (!isConnectionError(error)) throw error;
+        dependencies.postgres.failed(error);
+        await dependencies.postgres.waitUntilUp(() => reachPostgres(databaseUrl), signal);
+      }
     }
-    // Runs of a worker that was killed are closed now, not when a run of the same campaign next opens.
-    const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
-    if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");
+    opened.unshift(() => runtime.close());
 
     const context = (signal: AbortSignal) => runtime.syncContext({ trigger: "worker", signal, observer: metrics.syncObserver });
     const service = await startWorkerService({
@@ -165,6 +171,19 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
     await closeOpened();
     throw error;
   }
+}
+
+/** Refuses a warehouse that lacks migrations, and closes the runs of a worker that was killed as aborted. */
+async function prepareWarehouse(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
+  const pending = await pendingMigrations(runtime.warehouse);
+  if (pending.length > 0) {
+    throw new Error(
+      `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
+    );
+  }
+  // Now, not when a run of the same campaign next opens.
+  const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
+  if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");
 }
 
 async function firstSignal(): Promise<NodeJS.Signals> {
