@@ -100,9 +100,10 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
   const detail = await run<RecordOf<"campaign_detail">>(campaignDetail, { collect: true });
   const status = detail.records[0] === undefined ? await heldStatus(ctx, campaignUid) : detail.records[0].status;
   if (status === undefined) return;
-  const checkpoint = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name });
-  if (isTerminal(status) && isFinalLeadsWalk(checkpoint)) return;
-  const terminalWalks = isTerminal(status) ? terminalWalksOf(checkpoint) + 1 : undefined;
+  // Only a terminal campaign's walks are counted (the walk loads its own checkpoint): one that can send is walked every cycle.
+  const checkpoint = isTerminal(status) ? await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }) : undefined;
+  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint)) return;
+  const terminalWalks = checkpoint === undefined ? undefined : terminalWalksOf(checkpoint) + 1;
   const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
   if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
