@@ -90,8 +90,9 @@ export function needsCarefulRead(jsonText: string): boolean {
 
 /**
  * `careful` is false only when the answer's text showed that the record needs
- * no careful read (needsCarefulRead): one that does is made storable, and read
- * field by field, which keeps every field as it came.
+ * no careful read (needsCarefulRead): one that does is made storable, and one
+ * holding a `__proto__` field is read field by field, which keeps every field
+ * as it came.
  */
 export function readRecord<N extends RecordTypeName>(
   type: N,
@@ -103,7 +104,9 @@ export function readRecord<N extends RecordTypeName>(
   // What cannot be stored is replaced first, so that the value, the raw payload and every issue's raw can be written.
   const textIssues: FieldIssue[] = [];
   const raw = careful ? storable(arrived, textIssues) : arrived;
-  const read = readTolerant(schema as z.ZodType, raw, careful);
+  // Field by field only for a record that holds a `__proto__` field: a careful answer is most often one whose
+  // upstream escapes every non-ASCII character (an emoji as two surrogate escapes), which needs the strict try.
+  const read = readTolerant(schema as z.ZodType, raw, careful && holdsProtoField(raw));
   const { value } = read;
   // A field's own issue (a wrong type) comes last, so that it is the one its row names.
   const issues = textIssues.length === 0 ? read.issues : [...textIssues, ...read.issues];
@@ -136,6 +139,13 @@ export function rejectedIdentity(record: RejectedRecord): string {
     .digest("base64url")
     .slice(0, 22);
   return record.recordKey === null ? `sha:${hash}` : `key:${record.recordKey}|sha:${hash}`;
+}
+
+/** Whether a value holds, at any depth, an own field named `__proto__` (JSON.parse makes one a field). */
+function holdsProtoField(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsProtoField);
+  return Object.hasOwn(value, "__proto__") || Object.values(value).some(holdsProtoField);
 }
 
 export function readRecords<N extends RecordTypeName>(type: N, raws: readonly unknown[], careful = true): Parsed<RecordOf<N>> {
