@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { nearest } from "./edit-distance.ts";
+import { closest, distance } from "fastest-levenshtein";
 
 /**
  * Every setting coldsync reads from the environment. Each has a documented
@@ -148,7 +148,7 @@ const NOT_SETTINGS = ["COLDSYNC_DOCS_SCREENSHOT"];
 
 const SETTINGS = Object.keys(configSchema.shape).filter((name) => name.startsWith("COLDSYNC_"));
 
-/** Three edits catch a slip of the hand without suggesting some other setting. */
+/** Three edits (a swap of neighbours counts two) catch a slip of the hand without suggesting some other setting. */
 const TYPO_EDITS = 3;
 
 /**
@@ -160,8 +160,8 @@ function unknownVariables(given: Record<string, string>): string[] {
   return Object.keys(given)
     .filter((name) => name.startsWith("COLDSYNC_") && !Object.hasOwn(configSchema.shape, name) && !NOT_SETTINGS.includes(name))
     .map((name) => {
-      const setting = nearest(name, SETTINGS, TYPO_EDITS);
-      return `${name}: is not a coldsync setting${setting === undefined ? " (README, Configuration, lists them)" : `; did you mean ${setting}?`}`;
+      const setting = closest(name, SETTINGS);
+      return `${name}: is not a coldsync setting${distance(name, setting) > TYPO_EDITS ? " (README, Configuration, lists them)" : `; did you mean ${setting}?`}`;
     });
 }
 

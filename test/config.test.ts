@@ -50,11 +50,12 @@ describe("loadConfig", () => {
 
   it("refuses a COLDSYNC_ variable that is not a setting, one line each, suggesting the setting it is a slip for", () => {
     try {
-      loadConfig({ COLDSYNC_RATE_LIMT: "2", COLDSYNC_PORT: "80", COLDSYNC_LOG_LEVEL: "debug" });
+      loadConfig({ COLDSYNC_RATE_LIMT: "2", COLDSYNC_HTTP_PROT: "80", COLDSYNC_PORT: "80", COLDSYNC_LOG_LEVEL: "debug" });
       expect.unreachable();
     } catch (error) {
       expect((error as ConfigError).problems).toEqual([
         "COLDSYNC_RATE_LIMT: is not a coldsync setting; did you mean COLDSYNC_RATE_LIMIT?",
+        "COLDSYNC_HTTP_PROT: is not a coldsync setting; did you mean COLDSYNC_HTTP_PORT?",
         "COLDSYNC_PORT: is not a coldsync setting (README, Configuration, lists them)",
       ]);
     }
