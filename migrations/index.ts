@@ -10,6 +10,7 @@ import * as leadCopies from "./0008_lead_copies.ts";
 import * as detailObservations from "./0009_detail_observations.ts";
 import * as fieldIssuesByAccount from "./0010_field_issues_by_account.ts";
 import * as campaignDeletionHistory from "./0011_campaign_deletion_history.ts";
+import * as funnelBouncesAndHistoryNames from "./0012_funnel_bounces_and_history_names.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   "0009_detail_observations": detailObservations,
   "0010_field_issues_by_account": fieldIssuesByAccount,
   "0011_campaign_deletion_history": campaignDeletionHistory,
+  "0012_funnel_bounces_and_history_names": funnelBouncesAndHistoryNames,
 };

@@ -362,7 +362,8 @@ export interface CampaignFunnelView {
   positive_replies: number;
   neutral_replies: number;
   negative_replies: number;
-  bounced: number;
+  /** The campaign's bounced emails as the upstream counts them (`campaigns.bounces`); NULL until a detail read says. */
+  bounced: number | null;
   open_rate: number | null;
   click_rate: number | null;
   reply_rate: number | null;

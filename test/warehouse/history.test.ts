@@ -53,6 +53,23 @@ describe.each(backends)("history triggers on $name", (backend) => {
     expect(rows[2]?.settings).toMatchObject({ skip_days: ["Saturday", "Sunday"], from_time: "09:00:00", forward_netural_emails: true });
   });
 
+  it("version the name with the other settings, by detail reads: a renamed listing alone adds no version, nor one mixing the new name with old settings", async () => {
+    const { db } = warehouse();
+    await upsert(db, "campaigns", [campaignDetailRow("a", { _observed_at: T1 })], T1);
+    // One upstream update renamed the campaign and changed its limit; the listing reads the name first.
+    await upsert(db, "campaigns", [campaignListingRow("a", { name: "Renamed", _observed_at: T2 })], T2);
+    expect(await campaignHistory()).toHaveLength(1);
+    // A status the listing reads is versioned at once, with the settings of the last detail read.
+    await upsert(db, "campaigns", [campaignListingRow("a", { name: "Renamed", status: "paused", _observed_at: T3 })], T3);
+    await upsert(db, "campaigns", [campaignDetailRow("a", { name: "Renamed", status: "paused", daily_email_limit: 80, _observed_at: T4 })], T4);
+    const rows = await campaignHistory();
+    expect(rows.map((row) => [row.valid_from, row.status, (row.settings as { name: string }).name, (row.settings as { daily_email_limit: number }).daily_email_limit])).toEqual([
+      [T1, "running", "Campaign a", 50],
+      [T3, "paused", "Campaign a", 50],
+      [T4, "paused", "Renamed", 80],
+    ]);
+  });
+
   it("follow the campaign's sending domains: one row per changed set, also when a domain goes away", async () => {
     const { db } = warehouse();
     await upsert(db, "campaigns", [campaignDetailRow("a")], T1);
