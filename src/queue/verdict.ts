@@ -30,7 +30,7 @@ export type Verdict =
 export type RunResult = Pick<RunSummary, "runId" | "outcome" | "failures">;
 type RunFailure = RunSummary["failures"][number];
 
-/** Retry-After when a 429 did not say. */
+/** Retry-After when a 429 did not say, or said 0. */
 const DEFAULT_RATE_LIMIT_MS = 1_000;
 const MAX_REASON_LENGTH = 2_000;
 
@@ -62,12 +62,21 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
   if (upstream.some((error) => error.status === 404)) return { kind: "unrecoverable", reason: `not found upstream (404): ${reason}` };
   const throttled = upstream.filter((error) => error.status === 429);
   if (throttled.length > 0) {
-    const ms = Math.max(...throttled.map((error) => error.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS));
+    const ms = Math.max(...throttled.map((error) => pauseAfter(error.retryAfterMs)));
     return { kind: "rate-limited", ms, reason };
   }
   // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt.
   const worthRetrying = errors.some((error) => !(error instanceof UpstreamError) || error.retryable);
   return worthRetrying ? { kind: "retry", reason } : { kind: "unrecoverable", reason };
+}
+
+/**
+ * How long the queue pauses after a 429. `Retry-After: 0` (or an HTTP date already past) promises nothing: the
+ * client's own retries already tried again at once and met 429s, so it counts as no Retry-After at all. Redis
+ * would also refuse a pause of 0 ms, and the job would spend an attempt on that error instead of waiting.
+ */
+function pauseAfter(retryAfterMs: number | undefined): number {
+  return retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_MS;
 }
 
 function describeFailure(failure: RunFailure): string {

@@ -36,6 +36,8 @@ describe("verdictOfRun", () => {
   it("pauses the queue for the longest Retry-After when a 429 outlived the client's retries", () => {
     expect(verdictOfRun(run("partial", upstream(429, true, 2_000), upstream(429, true, 5_000)), live)).toMatchObject({ kind: "rate-limited", ms: 5_000 });
     expect(verdictOfRun(run("partial", upstream(429, true)), live)).toMatchObject({ kind: "rate-limited", ms: 1_000 });
+    // Retry-After: 0 (or a date already past): Redis refuses a 0 ms pause, and the client already retried at once.
+    expect(verdictOfRun(run("partial", upstream(429, true, 0)), live)).toMatchObject({ kind: "rate-limited", ms: 1_000 });
   });
 
   it("retries when any failure is worth another attempt, and gives up when none is", () => {

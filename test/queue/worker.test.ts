@@ -221,6 +221,25 @@ describe("worker service", () => {
     expect(await queue.getFailedCount()).toBe(0);
   });
 
+  it("sends a job whose run ended on a 429 with Retry-After: 0 back to waiting, without spending an attempt or failing it", async () => {
+    nextPrefix();
+    let calls = 0;
+    const sync = recordingCampaignSync(warehouse.db, "w", 10);
+    // What HttpTransport makes of `429` + `Retry-After: 0` (or an HTTP date already past): retryAfterMs 0, not undefined.
+    const syncCampaign: SyncFunctions["syncCampaign"] = async (campaignUid, rhythm, signal): Promise<RunResult> => {
+      calls += 1;
+      if (calls === 1) return { runId: 0, outcome: "partial", failures: [{ campaignUid, stream: "leads", error: upstreamError(429, true, 0) }] };
+      return sync(campaignUid, rhythm, signal);
+    };
+    const service = await start({ syncCampaign });
+    const queue = service.queues.campaignSync;
+    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "throttled" }]);
+    await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
+    const [completed] = await queue.getJobs(["completed"]);
+    expect(completed?.failedReason, "the job's recorded failure").toBeUndefined();
+    expect(completed?.attemptsMade).toBe(1);
+  });
+
   it("drains on close: the run in flight stops, its job waits for the next worker, which finishes it", async () => {
     nextPrefix();
     let started = false;
