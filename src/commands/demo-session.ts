@@ -76,7 +76,7 @@ async function printFunnel(runtime: Runtime): Promise<void> {
       ]),
     ),
   );
-  console.log("query it yourself: SELECT * FROM coldsync.campaign_funnel; (see README, \"The warehouse\")");
+  console.log(`query it yourself: SELECT * FROM ${runtime.warehouse.schema}.campaign_funnel; (see README, "The warehouse")`);
 }
 
 interface ServeOptions {

@@ -67,6 +67,13 @@ describe("coldsync commands", () => {
     expect(outcome.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: COLDSYNC_LOG_LEVEL: /)]);
   });
 
+  it("names the schema it wrote to in the demo's closing hint", async () => {
+    const demo = await coldsync(["demo"], { DATABASE_URL: databaseUrl(), COLDSYNC_SCHEMA: "cli_demo" });
+    expect(demo.code).toBe(0);
+    expect(demo.stdout).toMatch(/schema cli_demo/);
+    expect(demo.stdout).toMatch(/SELECT \* FROM cli_demo\.campaign_funnel/);
+  });
+
   it("migrates, syncs once, verifies, reports status, and never prints the key", async () => {
     const migrate = await coldsync(["migrate"], env);
     expect(migrate.code).toBe(0);
