@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import { campaignStatus, deviationsOf, eventLag, fieldIssueCounts, lastRuns, rejectedCounts } from "../sync/status.ts";
 import { openWarehouse } from "../warehouse/connect.ts";
+import { requireMigrated } from "../warehouse/migrate.ts";
 import { table } from "./output.ts";
 
 function lag(seconds: number | null): string {
@@ -26,6 +27,7 @@ const when = (date: Date | null | undefined) => (date ? `${date.toISOString().sl
 export async function printStatus(config: Config): Promise<void> {
   const warehouse = await openWarehouse(config.warehouse);
   try {
+    await requireMigrated(warehouse);
     const campaigns = await campaignStatus(warehouse.db, config.account);
     const now = Date.now();
     const age = (date: Date | null | undefined) => (date ? lag(Math.round((now - date.getTime()) / 1000)) : "never");

@@ -2,6 +2,7 @@ import type { Config } from "../config.ts";
 import { clip } from "../http/status-page/format.ts";
 import { openRuntime } from "../runtime.ts";
 import { verify, type KeyList, type VerifyLine, type VerifyOptions } from "../sync/verify.ts";
+import { requireMigrated } from "../warehouse/migrate.ts";
 import { commandLogger, shortId, table } from "./output.ts";
 
 function keys(label: string, list: KeyList | undefined): string | null {
@@ -31,6 +32,7 @@ function detailOf(line: VerifyLine): string {
 export async function runVerify(config: Config, options: VerifyOptions, json: boolean): Promise<void> {
   const runtime = await openRuntime(config, { logger: commandLogger(config) });
   try {
+    await requireMigrated(runtime.warehouse);
     const result = await verify(runtime.syncContext({ trigger: "cli" }), options);
     if (json) {
       console.log(JSON.stringify(result, null, 2));

@@ -14,7 +14,7 @@ import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
 import { closeAbandonedRuns } from "../sync/run-ledger.ts";
 import { verify } from "../sync/verify.ts";
 import { reachPostgres } from "../warehouse/connect.ts";
-import { pendingMigrations } from "../warehouse/migrate.ts";
+import { requireMigrated } from "../warehouse/migrate.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
@@ -175,12 +175,7 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
 
 /** Refuses a warehouse that lacks migrations, and closes the runs of a worker that was killed as aborted. */
 async function prepareWarehouse(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
-  const pending = await pendingMigrations(runtime.warehouse);
-  if (pending.length > 0) {
-    throw new Error(
-      `the warehouse schema "${config.warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`,
-    );
-  }
+  await requireMigrated(runtime.warehouse);
   // Now, not when a run of the same campaign next opens.
   const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
   if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");

@@ -33,3 +33,15 @@ export async function pendingMigrations(warehouse: Warehouse): Promise<string[]>
   const known = await migratorFor(warehouse).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
+
+/**
+ * Refuses a warehouse that lacks migrations, for the commands that do not
+ * apply them: their queries would otherwise fail on the first missing table
+ * or column with a raw SQL error that does not say what to do.
+ */
+export async function requireMigrated(warehouse: Warehouse): Promise<void> {
+  const pending = await pendingMigrations(warehouse);
+  if (pending.length > 0) {
+    throw new Error(`the warehouse schema "${warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`);
+  }
+}

@@ -67,6 +67,15 @@ describe("coldsync commands", () => {
     expect(outcome.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: COLDSYNC_LOG_LEVEL: /)]);
   });
 
+  it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated", async () => {
+    const unmigrated = { ...env, COLDSYNC_SCHEMA: "cli_unmigrated" };
+    for (const command of ["status", "verify"]) {
+      const outcome = await coldsync([command], unmigrated, 30_000);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr.trim()).toMatch(/^coldsync: the warehouse schema "cli_unmigrated" is missing \d+ migration\(s\) \(.+\); run `coldsync migrate` first$/);
+    }
+  });
+
   it("names the schema it wrote to in the demo's closing hint", async () => {
     const demo = await coldsync(["demo"], { DATABASE_URL: databaseUrl(), COLDSYNC_SCHEMA: "cli_demo" });
     expect(demo.code).toBe(0);
