@@ -5,6 +5,7 @@ import { dueForLeads, type Cadence } from "./cadence.ts";
 import { enqueueDueEvents } from "./campaign-jobs.ts";
 import { processLeased, type JobReturn, type ProcessorBase, type SyncFunctions } from "./leased-job.ts";
 import { enqueueCampaignSyncs, type CampaignEventsJobData, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
+import { settle } from "./verdict.ts";
 
 /**
  * Discovery: walks the account (one discovery at a time per account), then
@@ -31,8 +32,16 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
     return processLeased(options, job, token, {
       scope: { kind: "discovery" },
       queue: options.discoveryQueue,
-      // Another worker is discovering right now; its fan-out covers this tick too.
-      whenBusy: async () => ({ runId: null, enqueued: [] }),
+      whenBusy: async () => {
+        // Taken up after a stall, this job may be the very one whose worker died holding the lease (renewed out of
+        // phase with the job's lock, a lease can outlive it): nobody would fan out for it, so it steps aside and
+        // runs once the lease is free.
+        if (job.stalledCounter > 0) {
+          await settle({ kind: "busy", reason: "the discovery lease is held, perhaps by the worker that stalled on this job" }, job, token, options.discoveryQueue, options.busyDelayMs);
+        }
+        // Otherwise another worker is discovering right now; its fan-out covers this tick too.
+        return { runId: null, enqueued: [] };
+      },
       run: async (signal) => {
         const result = await options.discover(signal);
         // A partial discovery still saw campaigns; they need not wait for the retry.

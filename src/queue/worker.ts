@@ -32,7 +32,7 @@ export interface WorkerTuning {
   retry: RetrySettings;
   /** How long a run lease outlives a worker that died holding it. */
   leaseTtlMs: number;
-  /** How long a campaign-sync job steps aside while its campaign's lease is held elsewhere. */
+  /** How long a job steps aside while its lease is held elsewhere (a campaign's; discovery's, for a job taken up after a stall). */
   busyDelayMs: number;
 }
 

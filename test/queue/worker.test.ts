@@ -1,8 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { Worker } from "bullmq";
+import { Redis } from "ioredis";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SyncFunctions } from "../../src/queue/leased-job.ts";
-import { enqueueCampaignSyncs } from "../../src/queue/queues.ts";
+import { enqueueCampaignSyncs, openQueues, QUEUE_NAMES } from "../../src/queue/queues.ts";
+import { RunLeases } from "../../src/queue/run-lease.ts";
+import { upsertDiscoveryScheduler } from "../../src/queue/schedulers.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
 import type { WorkerService } from "../../src/queue/worker.ts";
 import { UpstreamError } from "../../src/upstream/errors.ts";
@@ -110,6 +114,72 @@ describe("worker service", () => {
     await expect.poll(() => service.queues.discovery.getCompletedCount(), { timeout: 5_000 }).toBe(1);
     const [discovery] = await service.queues.discovery.getJobs(["completed"]);
     expect(discovery?.returnvalue.enqueued.sort()).toEqual(["done", "live", "waiting"]);
+  });
+
+  it("completes a discovery tick without discovering while another worker discovers: that one's fan-out covers it", async () => {
+    nextPrefix();
+    let discoveries = 0;
+    const service = await start({
+      discover: async () => {
+        discoveries += 1;
+        return { runId: 0, outcome: "succeeded", failures: [], campaigns: [] };
+      },
+    });
+    // The scheduler's first tick, at start, discovers; then another worker starts discovering.
+    await expect.poll(() => service.queues.discovery.getCompletedCount(), { timeout: 5_000 }).toBe(1);
+    const other = new Redis(testRedis.url);
+    const lease = await new RunLeases(other, { prefix, ttlMs: 60_000 }).acquire(ACCOUNT, { kind: "discovery" });
+    try {
+      expect(lease).not.toBeNull();
+      const job = await service.queues.discovery.add("discover", { account: ACCOUNT });
+      await expect.poll(async () => (await job.getState()) as string, { timeout: 5_000 }).toBe("completed");
+      expect((await service.queues.discovery.getJob(job.id!))?.returnvalue).toEqual({ runId: null, enqueued: [] });
+      expect(discoveries).toBe(1);
+    } finally {
+      await lease?.release();
+      other.disconnect();
+    }
+  });
+
+  it("runs a discovery job taken up after a stall once its dead worker's lease expires, instead of completing it undone", async () => {
+    nextPrefix();
+    const observer = new Redis(testRedis.url, { maxRetriesPerRequest: null });
+    const queues = openQueues(observer, { prefix });
+    const dead = new Worker(QUEUE_NAMES.discovery, null, { connection: observer.duplicate(), prefix, lockDuration: 1_000 });
+    let stalledId: string | undefined;
+    try {
+      // A worker takes the scheduler's discovery, takes the discovery lease, and is SIGKILLed: its job lock and its
+      // lease are no longer renewed. Renewed out of phase (lock every lockDuration/2, lease every ttl/3), the lease
+      // can outlive the lock by seconds; here it does by a few.
+      await upsertDiscoveryScheduler(queues.discovery, ACCOUNT, 3_600_000);
+      stalledId = (await dead.getNextJob("token-of-a-dead-worker"))?.id;
+      expect(stalledId).toBeDefined();
+      await observer.set(`${prefix}:lease:{${ACCOUNT}}:discovery`, "lease-of-a-dead-worker", "PX", 5_000);
+      await (await dead.client).disconnect();
+    } finally {
+      await dead.close(true).catch(() => undefined);
+    }
+    let discoveries = 0;
+    const discover = fixedDiscovery(warehouse.db, [{ uid: "c-1", status: "running" }]);
+    await start(
+      {
+        discover: async (signal) => {
+          discoveries += 1;
+          return discover(signal);
+        },
+      },
+      { tuning: { stalledIntervalMs: 500 } },
+    );
+    try {
+      // The survivor's stalled check hands it the dead worker's job once the job lock is gone; COLDSYNC_DISCOVER_EVERY
+      // is 1h, so only that job, stepping aside until the lease expires, can discover and fan out.
+      await expect.poll(async () => (await queues.discovery.getJob(stalledId as string))?.stalledCounter ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+      await expect.poll(async () => (await queues.discovery.getJob(stalledId as string))?.returnvalue ?? null, { timeout: 20_000 }).toMatchObject({ enqueued: ["c-1"] });
+      expect(discoveries).toBe(1);
+    } finally {
+      await queues.close();
+      observer.disconnect();
+    }
   });
 
   it("holds one job per campaign, however often it is enqueued", async () => {
