@@ -6,7 +6,7 @@ import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
 import { staleLeads } from "./stale-leads.ts";
 import type { StreamDefinition, StreamScope } from "./stream.ts";
 import { retireUnreferencedSequences } from "./streams/email-sequences.ts";
-import { campaignDetail, emailOpens, emailSequences, LEAD_REFRESH, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
+import { CAMPAIGN_STREAMS, campaignDetail, emailOpens, emailSequences, LEAD_REFRESH, leads, leadsByUid, linkClicks, replies } from "./streams/index.ts";
 
 /**
  * Every stream of one campaign, in two rhythms:
@@ -47,6 +47,15 @@ const UNSTARTED: ReadonlySet<string> = new Set(["creating", "created", "schedule
 export function hasStarted(campaign: { status: string | null; started_running_at: unknown }): boolean {
   if (campaign.started_running_at !== null && campaign.started_running_at !== undefined) return true;
   return campaign.status === null || !UNSTARTED.has(campaign.status);
+}
+
+/** The events rhythm's listings, read in this order: each new event names the schedule it happened on. */
+const EVENT_STREAMS: readonly StreamDefinition<{ schedule_id: number }>[] = [replies, linkClicks, emailOpens];
+
+/** The names of the streams the engine reads of a campaign in this state: all of them, less its events while it has not started. */
+export function streamsOf(campaign: { status: string | null; started_running_at: unknown }): string[] {
+  const unread: readonly StreamDefinition[] = hasStarted(campaign) ? [] : EVENT_STREAMS;
+  return CAMPAIGN_STREAMS.filter((stream) => !unread.includes(stream)).map((stream) => stream.name);
 }
 
 type Run = <R>(stream: StreamDefinition<R>, options?: Omit<StreamOptions, "runId">) => Promise<StreamResult<R>>;
@@ -146,19 +155,10 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
   const refreshKey = { account: ctx.account, campaignUid, stream: LEAD_REFRESH };
   const refresh = await markEventReads(ctx, refreshKey, runId);
   const since = new Date(refresh.state.eventReadsSince as string);
-  const newReplies = await run(replies, { collect: true });
-  const newClicks = await run(linkClicks, { collect: true });
-  const newOpens = await run(emailOpens, { collect: true });
-
-  const fresh = [
-    ...new Set([
-      ...newReplies.fresh.map((reply) => reply.schedule_id),
-      ...newClicks.fresh.map((click) => click.schedule_id),
-      ...newOpens.fresh.map((open) => open.schedule_id),
-    ]),
-  ];
+  const fresh = new Set<number>();
+  for (const stream of EVENT_STREAMS) for (const event of (await run(stream, { collect: true })).fresh) fresh.add(event.schedule_id);
   // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
-  const stale = await staleLeads(ctx, campaignUid, { fresh, since });
+  const stale = await staleLeads(ctx, campaignUid, { fresh: [...fresh], since });
   const due = [...new Set([...(refresh.state.waiting ?? []), ...stale])];
   // The events that made these leads stale are behind their cursors now: a refresh that fails must find them here,
   // and only once they are saved may the mark of where this cycle's event reads began go.

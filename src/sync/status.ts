@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { isFinalLeadsWalk, isTerminal } from "./campaign-sync.ts";
+import { isFinalLeadsWalk, isTerminal, streamsOf } from "./campaign-sync.ts";
 import type { CheckpointState } from "./checkpoints.ts";
 import { LEAD_REFRESH } from "./streams/index.ts";
 
@@ -48,10 +48,23 @@ export function countsTowardLag(stream: string, status: string | null): boolean 
   return stream !== LEAD_REFRESH && !(isTerminal(status) && stream === "leads");
 }
 
+/**
+ * Each stream the engine reads of the campaign, as never completed: a stream that failed on its first page
+ * has no checkpoint row, and leaving it out would date the campaign by the streams that did complete.
+ */
+function neverCompleted(campaign: { status: string | null; started_running_at: unknown }): Record<string, null> {
+  return Object.fromEntries(streamsOf(campaign).map((stream) => [stream, null]));
+}
+
 /** Per live campaign of the account: its streams' last complete scans and its lag. */
 export async function campaignLag(db: Kysely<Database>, account: string, now = new Date()): Promise<Map<string, CampaignLag>> {
   const [campaigns, checkpoints] = await Promise.all([
-    db.selectFrom("campaigns").select(["uid", "status", "_first_seen_at"]).where("_account", "=", account).where("_deleted_at", "is", null).execute(),
+    db
+      .selectFrom("campaigns")
+      .select(["uid", "status", "started_running_at", "_first_seen_at"])
+      .where("_account", "=", account)
+      .where("_deleted_at", "is", null)
+      .execute(),
     db
       .selectFrom("sync_checkpoints")
       .select(["campaign_uid", "stream", "last_complete_scan_at"])
@@ -67,7 +80,7 @@ export async function campaignLag(db: Kysely<Database>, account: string, now = n
   }
   return new Map(
     campaigns.map((campaign) => {
-      const streams = byCampaign.get(campaign.uid) ?? {};
+      const streams = { ...neverCompleted(campaign), ...byCampaign.get(campaign.uid) };
       const times = Object.entries(streams)
         .filter(([stream]) => countsTowardLag(stream, campaign.status))
         .map(([, time]) => time);

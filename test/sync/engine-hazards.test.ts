@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { holdRequests } from "../support/scripted-upstream.ts";
 import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
-import { campaignLag } from "../../src/sync/status.ts";
+import { campaignLag, campaignStatus } from "../../src/sync/status.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
@@ -32,6 +32,22 @@ describe("a walk that never proves it saw every record", () => {
     expect((await loadCheckpoint(h.warehouse.db, key)).lastCompleteScanAt).toEqual(proven);
     const lag = (await campaignLag(h.warehouse.db, "acme", new Date(Date.now() + 3_600_000))).get(CAMPAIGN);
     expect(lag?.lagSeconds).toBeGreaterThanOrEqual(3_600);
+  });
+});
+
+describe("a stream that fails on its first read, every time", () => {
+  it("leaves the campaign never complete, not as fresh as the streams that did complete", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    h.upstream.hook = ({ path }) => (path === "/api/v1/replies/" ? { status: 500, body: { message: "injected failure" } } : undefined);
+    const summary = await runFullSync(h.context());
+    expect(summary.outcome).toBe("partial");
+    expect(summary.failures.map((failure) => failure.stream)).toEqual(["replies"]);
+    const [status] = await campaignStatus(h.warehouse.db, "acme");
+    expect(status).toMatchObject({ campaign_uid: CAMPAIGN, streams: { replies: null }, stalest_scan_at: null, lag_seconds: null });
+    expect(status?.streams.leads).toBeInstanceOf(Date);
+    // /metrics counts it behind from when the warehouse first saw it.
+    const lag = (await campaignLag(h.warehouse.db, "acme", new Date(Date.now() + 3_600_000))).get(CAMPAIGN);
+    expect(lag?.behindSeconds).toBeGreaterThanOrEqual(3_600);
   });
 });
 

@@ -13,13 +13,22 @@ const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_00
 beforeAll(async () => {
   warehouse = await openWarehouse({ databaseUrl: databaseUrl(), dataDir: ".coldsync", schema: "status" });
   await migrateToLatest(warehouse);
-  const campaign = (uid: string, status: "running" | "complete") => ({ uid, _account: "acme", name: uid, workspace_id: 1, created_on: minutesAgo(10_000), status, _observed_at: now });
-  await upsert(warehouse.db, "campaigns", [campaign("active", "running"), campaign("done", "complete"), campaign("new", "running")], now);
+  const campaign = (uid: string, status: "running" | "complete" | "scheduled") => ({ uid, _account: "acme", name: uid, workspace_id: 1, created_on: minutesAgo(10_000), status, _observed_at: now });
+  await upsert(
+    warehouse.db,
+    "campaigns",
+    [campaign("active", "running"), campaign("done", "complete"), campaign("new", "running"), campaign("unheard", "running"), campaign("waiting", "scheduled")],
+    now,
+  );
   const checkpoints = [
     ...["campaign_detail", "replies", "link_clicks", "email_opens", "email_sequences"].flatMap((stream) => [
       { campaign_uid: "active", stream, at: minutesAgo(5) },
       { campaign_uid: "done", stream, at: minutesAgo(5) },
     ]),
+    // Its replies listing failed on every read so far: no checkpoint row for it.
+    ...["campaign_detail", "leads", "link_clicks", "email_opens", "email_sequences"].map((stream) => ({ campaign_uid: "unheard", stream, at: minutesAgo(5) })),
+    // It has not started: the engine reads no events of it.
+    ...["campaign_detail", "leads", "email_sequences"].map((stream) => ({ campaign_uid: "waiting", stream, at: minutesAgo(5) })),
     { campaign_uid: "active", stream: "leads", at: minutesAgo(30) },
     { campaign_uid: "done", stream: "leads", at: minutesAgo(9_000) },
     { campaign_uid: "new", stream: "leads", at: null },
@@ -51,6 +60,13 @@ describe("campaignLag", () => {
     const later = new Date(now.getTime() + 3_600_000);
     expect((await campaignLag(warehouse.db, "acme", later)).get("new")?.behindSeconds).toBe(3_600);
     expect((await campaignLag(warehouse.db, "acme", later)).get("active")?.behindSeconds).toBe(90 * 60);
+  });
+
+  it("takes a stream the campaign should have read but has no checkpoint for as never completed: its events once it started", async () => {
+    const lags = await campaignLag(warehouse.db, "acme", now);
+    expect(lags.get("unheard")).toMatchObject({ streams: { replies: null }, stalestScanAt: null, lagSeconds: null });
+    expect(lags.get("waiting")?.lagSeconds).toBe(5 * 60);
+    expect(Object.keys(lags.get("waiting")?.streams ?? {})).not.toContain("replies");
   });
 });
 
