@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { CampaignEventsJobData, DiscoveryJobData, VerificationJobData } from "./queues.ts";
+import type { CampaignEventsJobData, DiscoveryJobData, Queues, VerificationJobData } from "./queues.ts";
 
 /**
  * The job schedulers. Upserting by a fixed id makes them idempotent: every
@@ -36,4 +36,25 @@ export function eventsSchedulerId(account: string): string {
 export async function upsertEventsScheduler(queue: Queue<CampaignEventsJobData>, account: string, everyMs: number | undefined): Promise<void> {
   if (everyMs === undefined) await queue.removeJobScheduler(eventsSchedulerId(account));
   else await queue.upsertJobScheduler(eventsSchedulerId(account), { every: everyMs }, { name: "fan-out", data: { account } });
+}
+
+/**
+ * Removes the schedulers of every account but `account` from the queues that hold schedulers, and answers their
+ * ids. A prefix serves one account (docs/worker.md): a scheduler of another account is what a worker of a former
+ * COLDSYNC_ACCOUNT left behind, and every job it adds would fail on this account's workers.
+ */
+export async function removeOtherAccountsSchedulers(queues: Pick<Queues, "discovery" | "campaignEvents" | "verification">, account: string): Promise<string[]> {
+  const owned: [Queue, string][] = [
+    [queues.discovery, discoverySchedulerId(account)],
+    [queues.campaignEvents, eventsSchedulerId(account)],
+    [queues.verification, verificationSchedulerId(account)],
+  ];
+  const removed = await Promise.all(owned.map(([queue, ownId]) => removeSchedulersBut(queue, ownId)));
+  return removed.flat();
+}
+
+async function removeSchedulersBut(queue: Queue, keptId: string): Promise<string[]> {
+  const foreign = (await queue.getJobSchedulers()).map((scheduler) => scheduler.key).filter((id) => id !== keptId);
+  for (const id of foreign) await queue.removeJobScheduler(id);
+  return foreign;
 }

@@ -13,7 +13,7 @@ import type { SyncFunctions } from "./leased-job.ts";
 import { DEFAULT_RETRY, openQueues, QUEUE_NAMES, type Queues, type RetrySettings } from "./queues.ts";
 import { budgetWatcher, requestDemand } from "./budget.ts";
 import { RunLeases } from "./run-lease.ts";
-import { upsertDiscoveryScheduler, upsertEventsScheduler, upsertVerificationScheduler } from "./schedulers.ts";
+import { removeOtherAccountsSchedulers, upsertDiscoveryScheduler, upsertEventsScheduler, upsertVerificationScheduler } from "./schedulers.ts";
 import { verificationProcessor } from "./verification-job.ts";
 
 /**
@@ -118,6 +118,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   });
 
   try {
+    await removeFormerAccountsSchedulers(queues, config.account, logger);
     await upsertSchedulers();
     workers.push(
       new Worker(
@@ -171,6 +172,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   metrics?.watchCheckpoints({ db: options.db, account: config.account });
   logger.info({ account: config.account, concurrency: config.worker.concurrency, prefix }, "worker started");
   return { queues, close };
+}
+
+/** A worker started under a new COLDSYNC_ACCOUNT on the old prefix: the old account's schedulers would tick on, their jobs failing. */
+async function removeFormerAccountsSchedulers(queues: Queues, account: string, logger: Logger): Promise<void> {
+  const removed = await removeOtherAccountsSchedulers(queues, account);
+  if (removed.length > 0) logger.warn({ account, removed }, "removed job schedulers of another account from this queue prefix (a prefix serves one account)");
 }
 
 function observe(worker: Worker, logger: Logger, metrics: WorkerMetrics | undefined, redisWatch: DependencyWatch | undefined): void {

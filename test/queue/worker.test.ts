@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Worker } from "bullmq";
+import { Worker, type Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -69,6 +69,21 @@ describe("worker service", () => {
     const schedulers = await first.queues.discovery.getJobSchedulers();
     expect(schedulers).toHaveLength(1);
     expect(schedulers[0]).toMatchObject({ every: 600_000, template: { data: { account: ACCOUNT } } });
+  });
+
+  it("removes the schedulers a worker of a former COLDSYNC_ACCOUNT left on the prefix, and the jobs they had lined up", async () => {
+    nextPrefix();
+    const before = await start({}, { env: { COLDSYNC_ACCOUNT: "old-name", COLDSYNC_VERIFY_EVERY: "1h" } });
+    await before.close();
+    running = [];
+    const after = await start({});
+    const { discovery, campaignEvents, verification } = after.queues;
+    expect((await discovery.getJobSchedulers()).map((scheduler) => scheduler.key)).toEqual([`discovery/${ACCOUNT}`]);
+    expect((await campaignEvents.getJobSchedulers()).map((scheduler) => scheduler.key)).toEqual([`events/${ACCOUNT}`]);
+    expect(await verification.getJobSchedulers()).toEqual([]);
+    const linedUp = [discovery, campaignEvents, verification].map((queue) => (queue as Queue).getJobs(["delayed", "waiting"]));
+    const accounts = (await Promise.all(linedUp)).flat().map((job) => (job.data as { account: string }).account);
+    expect(accounts).not.toContain("old-name");
   });
 
   it("schedules the periodic verification only when COLDSYNC_VERIFY_EVERY is set, and runs it", async () => {
