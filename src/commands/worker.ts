@@ -1,6 +1,8 @@
 import type { Command } from "commander";
-import { ConfigError, duration, loadConfig } from "../config.ts";
+import { z } from "zod";
+import { ConfigError, configSchema, duration, loadConfig, type Config } from "../config.ts";
 import type { WorkerTuning } from "../queue/worker.ts";
+import { flag, readFlagsAndConfig } from "./flags.ts";
 
 /**
  * `coldsync worker`: the production job. It expects `coldsync migrate` to
@@ -17,11 +19,39 @@ interface WorkerFlags {
   stallTimeout: string;
 }
 
+/** The flags that override a setting are read by that setting's own rule. */
+const workerFlags = z.object({
+  "--concurrency": flag(configSchema.shape.COLDSYNC_CONCURRENCY).optional(),
+  "--port": flag(configSchema.shape.COLDSYNC_HTTP_PORT).optional(),
+  "--stall-timeout": flag(duration),
+});
+
+type ReadFlags = z.output<typeof workerFlags>;
+
+/**
+ * The environment without the variables a given flag overrides: the flag is
+ * read in their place, and a problem of the variable is none when the flag
+ * replaces it.
+ */
+function withoutOverridden(env: NodeJS.ProcessEnv, flags: WorkerFlags): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    ...(flags.concurrency === undefined ? {} : { COLDSYNC_CONCURRENCY: undefined }),
+    ...(flags.port === undefined ? {} : { COLDSYNC_HTTP_PORT: undefined }),
+  };
+}
+
+function withFlags(config: Config, flags: ReadFlags): Config {
+  return {
+    ...config,
+    worker: { ...config.worker, concurrency: flags["--concurrency"] ?? config.worker.concurrency },
+    http: { ...config.http, port: flags["--port"] ?? config.http.port },
+  };
+}
+
 /** One knob for BullMQ's lock and stalled-check periods and the run lease: how soon a dead worker's job moves on. */
-function stallTuning(flag: string): Partial<WorkerTuning> {
-  const parsed = duration.safeParse(flag);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `--stall-timeout: ${issue.message}`));
-  return { lockDurationMs: parsed.data, stalledIntervalMs: parsed.data, leaseTtlMs: parsed.data };
+function stallTuning(stallTimeoutMs: number): Partial<WorkerTuning> {
+  return { lockDurationMs: stallTimeoutMs, stalledIntervalMs: stallTimeoutMs, leaseTtlMs: stallTimeoutMs };
 }
 
 export function register(program: Command): void {
@@ -31,22 +61,16 @@ export function register(program: Command): void {
     .option("--concurrency <n>", "campaign-sync jobs run at once by this process (overrides COLDSYNC_CONCURRENCY)")
     .option("--port <n>", "port for the status page, health, metrics and the queue dashboard (overrides COLDSYNC_HTTP_PORT)")
     .option("--stall-timeout <duration>", "how long the job of a worker that died waits before another worker resumes it", "30s")
-    .action(async (flags: WorkerFlags) => {
-      // Flags go through the same validation as the variables they override.
-      const config = loadConfig(
-        {
-          ...process.env,
-          ...(flags.concurrency === undefined ? {} : { COLDSYNC_CONCURRENCY: flags.concurrency }),
-          ...(flags.port === undefined ? {} : { COLDSYNC_HTTP_PORT: flags.port }),
-        },
-        ["apiKey", "databaseUrl"],
+    .action(async (given: WorkerFlags) => {
+      const { flags, config } = readFlagsAndConfig(
+        workerFlags,
+        { "--concurrency": given.concurrency, "--port": given.port, "--stall-timeout": given.stallTimeout },
+        () => loadConfig(withoutOverridden(process.env, given), ["apiKey", "databaseUrl"]),
       );
-      const tuning = stallTuning(flags.stallTimeout);
       const databaseUrl = config.warehouse.databaseUrl;
       if (databaseUrl === undefined) throw new ConfigError(["DATABASE_URL: required"]);
       // Loaded only when the command runs: `worker --help` needs neither the queues, the database nor the web server.
       const { runWorker } = await import("./worker-process.ts");
-      await runWorker(config, { databaseUrl, tuning });
+      await runWorker(withFlags(config, flags), { databaseUrl, tuning: stallTuning(flags["--stall-timeout"]) });
     });
 }
-

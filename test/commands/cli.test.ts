@@ -67,6 +67,21 @@ describe("coldsync commands", () => {
     expect(outcome.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: COLDSYNC_LOG_LEVEL: /)]);
   });
 
+  it("names every invalid worker flag by the flag, one line each, before the variables' problems", async () => {
+    const outcome = await coldsync(["worker", "--concurrency", "abc", "--port", "99999", "--stall-timeout", "5x"], { ...env, COLDSYNC_RATE_LIMIT: "fast" }, 20_000);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^coldsync: --concurrency: /),
+      expect.stringMatching(/^coldsync: --port: /),
+      expect.stringMatching(/^coldsync: --stall-timeout: /),
+      expect.stringMatching(/^coldsync: COLDSYNC_RATE_LIMIT: /),
+    ]);
+    // A blank variable is unset, but a blank flag was typed: `--port " "` must not become port 0.
+    const blank = await coldsync(["worker", "--port", " "], env, 20_000);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr.trim().split("\n")).toEqual(["coldsync: --port: must not be blank"]);
+  });
+
   it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated", async () => {
     const unmigrated = { ...env, COLDSYNC_SCHEMA: "cli_unmigrated" };
     for (const command of ["status", "verify"]) {

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { ConfigError, type Config } from "../config.ts";
+
+/**
+ * A command's flags are read by a zod object keyed by the flags' own names
+ * ("--port"), so that each problem names the flag the user typed; a flag that
+ * overrides a setting is read by that setting's rule (configSchema.shape).
+ * Problems stop the command like invalid configuration: one line each, exit 2.
+ */
+
+/**
+ * A flag's rule: not blank, then `rule`. A blank variable counts as unset
+ * (loadConfig), but a flag given blank was typed that way, and would
+ * otherwise pass for 0 (z.coerce.number reads " " as 0).
+ */
+export function flag<Output>(rule: z.ZodType<Output>): z.ZodType<Output, string> {
+  // A rule that reads any input (z.coerce) reads a string too; pipe's types ask for a rule declared on strings.
+  return z.string().trim().min(1, "must not be blank").pipe(rule as z.ZodType<Output, string>);
+}
+
+function flagProblems(error: z.ZodError): string[] {
+  return error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+}
+
+/** The flags read by `schema`, or a ConfigError naming every invalid one. */
+export function readFlags<Schema extends z.ZodObject>(schema: Schema, given: z.input<Schema>): z.output<Schema> {
+  const parsed = schema.safeParse(given);
+  if (!parsed.success) throw new ConfigError(flagProblems(parsed.error));
+  return parsed.data;
+}
+
+/**
+ * The flags read by `schema` and the configuration `loadConfig` reads, or one
+ * ConfigError with the problems of both: a user fixes them all in one go.
+ */
+export function readFlagsAndConfig<Schema extends z.ZodObject>(
+  schema: Schema,
+  given: z.input<Schema>,
+  loadConfig: () => Config,
+): { flags: z.output<Schema>; config: Config } {
+  const parsed = schema.safeParse(given);
+  const problems = parsed.success ? [] : flagProblems(parsed.error);
+  try {
+    const config = loadConfig();
+    if (parsed.success) return { flags: parsed.data, config };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  throw new ConfigError(problems);
+}
