@@ -7,6 +7,7 @@ import { runStream, SyncAbortedError, type StreamResult } from "./engine.ts";
 import { throwIfAborted } from "./stream-run.ts";
 import { RunLedger, type RunSummary } from "./run-ledger.ts";
 import { ACCOUNT_STREAMS } from "./streams/index.ts";
+import { isUnknownCampaign, UnknownCampaignError } from "./unknown-campaign.ts";
 
 /**
  * The three ways a sync runs, each recorded as one row of `sync_runs`:
@@ -163,6 +164,11 @@ export async function runCampaignSync(ctx: SyncContext, campaignUid: string, rhy
 
 export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {}): Promise<RunSummary> {
   return withLedger(ctx, { campaignUid: options.campaignUid ?? null }, async (run, ledger) => {
+    // The engine takes a 404 on a campaign's detail for a deletion upstream: for a uid never held, it is a typo.
+    if (options.campaignUid !== undefined && (await isUnknownCampaign(run, options.campaignUid))) {
+      ledger.fail(options.campaignUid, "campaign", new UnknownCampaignError(options.campaignUid));
+      return;
+    }
     const campaigns = options.campaignUid ? [options.campaignUid] : (await discover(run, ledger)).map((campaign) => campaign.uid);
     const progress: FullSyncProgress = { campaignsDone: 0, campaignsTotal: campaigns.length, records: 0 };
     const count = (result: StreamResult) => {

@@ -462,6 +462,20 @@ describe("7. smaller, same spirit", () => {
     }
   });
 
+  it("fails a run of one campaign that the upstream does not know and the warehouse never held, naming it and writing nothing for it", async () => {
+    const h = await harness(2);
+    const typo = await runFullSync(h.context(), { campaignUid: "cmp_typo" });
+    expect(typo.outcome).toBe("failed");
+    expect(typo.failures).toMatchObject([{ campaignUid: "cmp_typo", error: { message: expect.stringMatching(/^no such campaign/) } }]);
+    expect(await h.warehouse.db.selectFrom("sync_checkpoints").select("stream").where("campaign_uid", "=", "cmp_typo").execute()).toEqual([]);
+    // One the warehouse holds is deleted upstream when it answers 404.
+    expect((await runFullSync(h.context(), { campaignUid: CAMPAIGN })).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    expect((await runFullSync(h.context(), { campaignUid: CAMPAIGN })).outcome).toBe("succeeded");
+    const held = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", CAMPAIGN).executeTakeFirstOrThrow();
+    expect(held._deleted_at).not.toBeNull();
+  });
+
   it("keeps a sequence #9 no longer knows deleted while schedules still name it, and brings it back once #9 answers again", async () => {
     const h = await harness(2);
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
