@@ -16,7 +16,7 @@ export interface DemoOptions {
   seed: number;
   serve: boolean;
   /** The status page's port with `serve`; COLDSYNC_HTTP_PORT when not given. */
-  port?: string;
+  port?: number;
   everyMs: number;
 }
 
@@ -31,7 +31,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       COLDSYNC_RATE_LIMIT: "200",
       // The demo's page is for whoever runs it: local unless asked otherwise.
       COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
-      ...(options.port === undefined ? {} : { COLDSYNC_HTTP_PORT: options.port }),
+      ...(options.port === undefined ? {} : { COLDSYNC_HTTP_PORT: String(options.port) }),
     });
     const logger = commandLogger(config);
     const where = config.warehouse.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${config.warehouse.dataDir}/pglite`;

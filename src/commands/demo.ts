@@ -1,5 +1,7 @@
 import type { Command } from "commander";
-import { duration } from "../config.ts";
+import { z } from "zod";
+import { configSchema, duration } from "../config.ts";
+import { flag, readFlags } from "./flags.ts";
 
 interface DemoFlags {
   seed: string;
@@ -7,6 +9,13 @@ interface DemoFlags {
   port?: string;
   every: string;
 }
+
+const demoFlags = z.object({
+  "--seed": flag(z.coerce.number({ error: "must be an integer" }).int("must be an integer")),
+  // Read by the rule of COLDSYNC_HTTP_PORT, which it overrides.
+  "--port": flag(configSchema.shape.COLDSYNC_HTTP_PORT).optional(),
+  "--every": flag(duration),
+});
 
 export function register(program: Command): void {
   program
@@ -16,13 +25,11 @@ export function register(program: Command): void {
     .option("--serve", "then keep running: serve the status page and sync again every --every, until Ctrl-C")
     .option("--port <n>", "status page port with --serve (overrides COLDSYNC_HTTP_PORT; 0 picks a free one)")
     .option("--every <duration>", "with --serve: play the emulator an hour forward and sync again this often", "30s")
-    .action(async (flags: DemoFlags) => {
-      const seed = Number(flags.seed);
-      if (!Number.isInteger(seed)) throw new Error(`--seed: must be an integer, got "${flags.seed}"`);
-      const everyMs = duration.safeParse(flags.every);
-      if (!everyMs.success) throw new Error(`--every: must be a duration such as 30s or 5m, got "${flags.every}"`);
+    .action(async (given: DemoFlags) => {
+      const flags = readFlags(demoFlags, { "--seed": given.seed, "--port": given.port, "--every": given.every });
+      const port = flags["--port"];
       // Loaded only when the command runs: `demo --help` needs neither the emulator, the warehouse nor the web server.
       const { runDemo } = await import("./demo-session.ts");
-      await runDemo({ seed, everyMs: everyMs.data, serve: flags.serve === true, ...(flags.port === undefined ? {} : { port: flags.port }) });
+      await runDemo({ seed: flags["--seed"], everyMs: flags["--every"], serve: given.serve === true, ...(port === undefined ? {} : { port }) });
     });
 }

@@ -18,12 +18,15 @@ export function flag<Output>(rule: z.ZodType<Output>): z.ZodType<Output, string>
   return z.string().trim().min(1, "must not be blank").pipe(rule as z.ZodType<Output, string>);
 }
 
+/** What commander hands over for each flag, before it is read. */
+type GivenFlags<Schema extends z.ZodObject> = Record<keyof z.input<Schema>, string | boolean | undefined>;
+
 function flagProblems(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
 }
 
 /** The flags read by `schema`, or a ConfigError naming every invalid one. */
-export function readFlags<Schema extends z.ZodObject>(schema: Schema, given: z.input<Schema>): z.output<Schema> {
+export function readFlags<Schema extends z.ZodObject>(schema: Schema, given: GivenFlags<Schema>): z.output<Schema> {
   const parsed = schema.safeParse(given);
   if (!parsed.success) throw new ConfigError(flagProblems(parsed.error));
   return parsed.data;
@@ -35,7 +38,7 @@ export function readFlags<Schema extends z.ZodObject>(schema: Schema, given: z.i
  */
 export function readFlagsAndConfig<Schema extends z.ZodObject>(
   schema: Schema,
-  given: z.input<Schema>,
+  given: GivenFlags<Schema>,
   loadConfig: () => Config,
 ): { flags: z.output<Schema>; config: Config } {
   const parsed = schema.safeParse(given);

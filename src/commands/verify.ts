@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { VerifyOptions } from "../sync/verify.ts";
+import { readFlagsAndConfig } from "./flags.ts";
 
 interface VerifyFlags {
   campaign?: string;
@@ -9,12 +11,14 @@ interface VerifyFlags {
   json?: boolean;
 }
 
-function deepOf(flag: VerifyFlags["deep"]): VerifyOptions["deep"] {
-  if (flag === undefined) return undefined;
-  if (flag === true || flag === "mismatched") return "mismatched";
-  if (flag === "all") return "all";
-  throw new Error(`--deep: must be given alone (campaigns whose counts disagree) or as --deep=all, got "${flag}"`);
-}
+/** `--deep` alone (commander gives true) or `--deep=mismatched`: the campaigns whose counts disagree; `--deep=all`: every campaign. */
+const verifyFlags = z.object({
+  "--deep": z
+    .union([z.literal(true).transform(() => "mismatched" as const), z.literal("mismatched"), z.literal("all")], {
+      error: "must be given alone (campaigns whose counts disagree) or as --deep=all",
+    })
+    .optional(),
+});
 
 export function register(program: Command): void {
   program
@@ -28,8 +32,8 @@ export function register(program: Command): void {
     )
     .option("--json", "print the result as JSON (identifiers in full)")
     .action(async (flags: VerifyFlags) => {
-      const config = loadConfig(process.env, ["apiKey"]);
-      const deep = deepOf(flags.deep);
+      const { flags: read, config } = readFlagsAndConfig(verifyFlags, { "--deep": flags.deep }, () => loadConfig(process.env, ["apiKey"]));
+      const deep = read["--deep"];
       // Loaded only when the command runs: `verify --help` needs neither the database driver nor the HTTP client.
       const { runVerify } = await import("./verify-report.ts");
       const options: VerifyOptions = { ...(flags.campaign ? { campaignUid: flags.campaign } : {}), ...(deep ? { deep } : {}), ...(flags.values ? { values: true } : {}) };

@@ -82,6 +82,26 @@ describe("coldsync commands", () => {
     expect(blank.stderr.trim().split("\n")).toEqual(["coldsync: --port: must not be blank"]);
   });
 
+  it("stops demo and verify on invalid flag values like the other commands: every problem, one line each, exit 2", async () => {
+    const demo = await coldsync(["demo", "--seed", "abc", "--port", "http", "--every", "5x"], {}, 20_000);
+    expect(demo.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^coldsync: --seed: /),
+      expect.stringMatching(/^coldsync: --port: /),
+      expect.stringMatching(/^coldsync: --every: /),
+    ]);
+    expect(demo.code).toBe(2);
+    // Number(" ") is 0: a blank seed must not quietly become seed 0.
+    const blankSeed = await coldsync(["demo", "--seed", " "], {}, 20_000);
+    expect(blankSeed.stderr.trim().split("\n")).toEqual(["coldsync: --seed: must not be blank"]);
+    expect(blankSeed.code).toBe(2);
+    const verify = await coldsync(["verify", "--deep=sometimes"], { ...env, COLDSYNC_API_KEY: "" }, 20_000);
+    expect(verify.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^coldsync: --deep: /),
+      expect.stringMatching(/^coldsync: COLDSYNC_API_KEY: is required/),
+    ]);
+    expect(verify.code).toBe(2);
+  });
+
   it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated", async () => {
     const unmigrated = { ...env, COLDSYNC_SCHEMA: "cli_unmigrated" };
     for (const command of ["status", "verify"]) {
