@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database, RunOutcome } from "../warehouse/database.ts";
 import { runLockName, type RunLock, type RunLocks } from "../warehouse/run-locks.ts";
 import type { SyncContext } from "./context.ts";
@@ -67,9 +67,10 @@ export class RunLedger {
     // mistakes it for a dead process's run. A campaign's run took it with the campaign's locks (`heldAs`).
     const holder = heldAs ?? (ctx.locks ? runLockName() : null);
     const lock = holder === null || heldAs !== undefined ? undefined : ((await ctx.locks?.acquire([holder])) ?? undefined);
-    // Runs whose lock nobody holds are closed by the account's runs (discovery, full syncs) and at the worker's
-    // start, not by each campaign's: those come every minute.
-    if (ctx.locks && scope === null) await closeAbandonedRuns(ctx.db, ctx.locks, ctx.account, startedAt);
+    // Every run that opens closes the account's runs whose lock nobody holds (README, "Failure modes"): a campaign's
+    // too, since it costs a look at the few running rows (a partial index) and at their holders' locks. A run
+    // opening at the same moment is never taken for dead: its lock is held before its row exists.
+    if (ctx.locks) await closeAbandonedRuns(ctx.db, ctx.locks, ctx.account, startedAt);
     const row = await ctx.db
       .insertInto("sync_runs")
       .values({ account: ctx.account, scope, rhythm, trigger: ctx.trigger, started_at: startedAt, outcome: "running", holder })
@@ -155,13 +156,14 @@ export class RunLedger {
 /**
  * Closes as aborted the account's runs still `running` whose process is gone:
  * no session holds the lock the run named as its holder (PostgreSQL released
- * it when that process's connection ended). Called when an account's run
- * opens (each discovery, each full sync) and when the worker starts, so a dead
- * worker's runs are closed within one discovery period. Returns how many it
- * closed.
+ * it when that process's connection ended). Called when any run of the
+ * account opens and when the worker starts, so a dead worker's runs are closed
+ * by the next run. Sweeps at once close a row once: the update re-checks that
+ * it is still running. Returns how many it closed.
  */
 export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, account: string, at: Date = new Date()): Promise<number> {
-  const running = await db.selectFrom("sync_runs").select(["id", "holder"]).where("account", "=", account).where("outcome", "=", "running").execute();
+  // `running` as a literal, not a parameter: the partial index on running rows then serves whatever plan PostgreSQL picks (a generic plan knows no parameter values).
+  const running = await db.selectFrom("sync_runs").select(["id", "holder"]).where("account", "=", account).where("outcome", "=", sql.lit("running")).execute();
   if (running.length === 0) return 0;
   const held = await locks.held(db, running.flatMap((row) => (row.holder === null ? [] : [row.holder])));
   const abandoned = running.filter((row) => row.holder === null || !held.has(row.holder)).map((row) => row.id);

@@ -32,6 +32,7 @@ describe("coldsync migrate", () => {
       "applied 0010_field_issues_by_account (schema bi)",
       "applied 0011_campaign_deletion_history (schema bi)",
       "applied 0012_funnel_bounces_and_history_names (schema bi)",
+      "applied 0013_running_runs_index (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });
