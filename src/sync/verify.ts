@@ -7,6 +7,7 @@ import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import { keyList, type KeyList } from "./key-list.ts";
 import { keyRows } from "./natural-keys.ts";
+import { isUnknownCampaign, NO_SUCH_CAMPAIGN } from "./unknown-campaign.ts";
 import { recordVerification } from "./verifications.ts";
 import { orphanLines } from "./verify-orphans.ts";
 import { compareCampaignDetail, ScopeValues } from "./verify-values.ts";
@@ -40,12 +41,14 @@ import { walk } from "./walk.ts";
  *
  * A campaign the upstream no longer knows answers 404 to its listings: it
  * holds nothing upstream, so what the warehouse still holds of it is extra.
+ * One named by `campaignUid` that the warehouse never held either is no such
+ * campaign (a typo): an `unknown` line, and its listings are not read.
  * Key sets are read with the sync's healing walk (walk.ts), so that a record
  * that goes while a listing is read does not shift another past the cursor
  * and have it reported extra.
  */
 
-export type CheckStatus = "ok" | "missing" | "extra" | "rejected" | "differs";
+export type CheckStatus = "ok" | "missing" | "extra" | "rejected" | "differs" | "unknown";
 
 export interface VerifyLine {
   /** Null for account-level lines. */
@@ -62,7 +65,7 @@ export interface VerifyLine {
   /** With key sets compared: how many are missing or extra, and the first few of each (a values line: the rows read not held live). */
   missingKeys?: KeyList;
   extraKeys?: KeyList;
-  /** For a `rejected` line: why, and what of its key could be read. */
+  /** For a `rejected` line: why, and what of its key could be read; for an `unknown` line: why. */
   reason?: string;
   recordKey?: string | null;
   /** For a values line: the table whose rows the stream's records were compared with. */
@@ -112,6 +115,11 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     campaignUids = [options.campaignUid];
     const held = await liveKeySet(ctx.db, "campaigns", { _account: ctx.account, uid: options.campaignUid });
     if (held.size === 0) unheld = new Set(campaignUids);
+    // Its listings would answer 404, which reads as a campaign that holds nothing: every count would be ok.
+    if (await isUnknownCampaign(run, options.campaignUid)) {
+      lines.push(unknownCampaignLine(options.campaignUid));
+      campaignUids = [];
+    }
   } else {
     const upstreamCampaigns = new Set<string>();
     const values = valuesOf(account);
@@ -158,6 +166,10 @@ async function campaignLines(
   // The leads were walked: their schedules are compared by key.
   if (listed.read) lines.push(await keyedSchedulesLine(run.db, campaignUid, listed));
   return [...lines, ...(values?.lines() ?? [])];
+}
+
+function unknownCampaignLine(campaignUid: string): VerifyLine {
+  return { campaignUid, stream: "campaigns", status: "unknown", upstream: 0, warehouse: 0, rejected: 0, reason: NO_SUCH_CAMPAIGN };
 }
 
 /** What a listing of a campaign the upstream no longer knows (404) holds: `none`. */

@@ -34,6 +34,19 @@ describe("verify", () => {
     expect(result.lines.find((line) => line.campaignUid === CAMPAIGN && line.stream === "leads")).toMatchObject({ status: "extra", upstream: 0, warehouse: 3 });
   });
 
+  it("reports a campaign it is asked about that neither the upstream nor the warehouse knows as unknown, not as all ok", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    unknownCampaignsAnswer404(h.upstream);
+    const typo = await verify(h.context(), { campaignUid: "cmp_typo" });
+    expect(typo.lines).toEqual([expect.objectContaining({ campaignUid: "cmp_typo", status: "unknown", reason: expect.stringMatching(/^no such campaign/) })]);
+    expect(typo.problems).toBe(1);
+    // Once the warehouse held it, a campaign gone upstream holds nothing there, as the warehouse says.
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect((await verify(h.context(), { campaignUid: CAMPAIGN })).problems).toBe(0);
+  });
+
   it("names live rows under a campaign the warehouse holds as deleted, or does not hold at all, as extra", async () => {
     const h = await scripted({ status: "running", leads: 3 });
     expect((await runFullSync(h.context())).outcome).toBe("succeeded");

@@ -242,6 +242,16 @@ describe("coldsync verify", () => {
     await runFullSync(fixture.context());
   });
 
+  it("names a campaign it is asked about that neither side knows (a typo) unknown, and exits 1", async () => {
+    const failure = await cli(["--campaign", "cmp_no_such_campaign"]).then(
+      () => undefined,
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stdout).toMatch(/│ campaigns +│ 0 +│ 0 +│ 0 +│ unknown +│/);
+    expect(failure?.stdout).toMatch(/1 of 1 checks are not ok/);
+  });
+
   it("prints the same result as JSON, identifiers in full, and exits 1 on a problem", async () => {
     const db = fixture.warehouse.db;
     const campaign = (await db.selectFrom("campaigns").select("uid").where(sql`length(uid)`, "=", 255).executeTakeFirstOrThrow()).uid;
