@@ -155,4 +155,11 @@ describe("coldsync commands", () => {
     expect(outcome.stdout).not.toMatch(/workspaces/);
     expect(outcome.stdout).toMatch(/campaign_detail/);
   });
+
+  it("fails sync --once --campaign with a campaign nobody knows (a typo), naming it, instead of succeeding", async () => {
+    const outcome = await coldsync(["sync", "--once", "--campaign", "cmp_no_such_campaign"], { ...env, COLDSYNC_SCHEMA: "cli_typo" });
+    expect(outcome.stdout).toMatch(/run \d+: failed/);
+    expect(outcome.stdout).toMatch(/failed: cmp_no_such_campaign campaign: no such campaign/);
+    expect(outcome.code).toBe(1);
+  });
 });
