@@ -127,6 +127,9 @@ async function heldStatus(ctx: SyncContext, campaignUid: string): Promise<string
 /** Proven walks of a terminal campaign's leads after which they are walked no more. */
 export const FINAL_WALKS = 2;
 
+/** The streams of the leads rhythm that a terminal campaign's final walks end: after them, its detail alone is read. */
+export const FINAL_WALK_STREAMS: readonly string[] = [leads.name, emailSequences.name];
+
 /** The proven walks a leads checkpoint records as made while the campaign was terminal. */
 function terminalWalksOf(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt">): number {
   if (!isTerminal(checkpoint.state.scannedStatus) || checkpoint.lastCompleteScanAt === null) return 0;

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { isFinalLeadsWalk, isTerminal, streamsOf } from "./campaign-sync.ts";
+import { FINAL_WALK_STREAMS, isFinalLeadsWalk, isTerminal, streamsOf } from "./campaign-sync.ts";
 import type { CheckpointState } from "./checkpoints.ts";
 import { LEAD_REFRESH } from "./streams/index.ts";
 
@@ -42,10 +42,11 @@ export interface CampaignLag {
 
 /**
  * Whether a stream's last complete scan says how far behind its campaign is: a terminal campaign's leads
- * had their final scan and are not walked again, and a lead refresh runs only when events need it.
+ * and email sequences had their final scans and are not read again, and a lead refresh runs only when
+ * events need it.
  */
 export function countsTowardLag(stream: string, status: string | null): boolean {
-  return stream !== LEAD_REFRESH && !(isTerminal(status) && stream === "leads");
+  return stream !== LEAD_REFRESH && !(isTerminal(status) && FINAL_WALK_STREAMS.includes(stream));
 }
 
 /**
