@@ -24,6 +24,7 @@ function valuesOf(line: VerifyLine): string {
 
 function detailOf(line: VerifyLine): string {
   if (line.status === "rejected") return `${line.recordKey ? `${shortId(line.recordKey, 28)}: ` : ""}${line.reason ?? ""}`;
+  if (line.status === "unknown") return line.reason ?? "";
   if (line.table !== undefined) return valuesOf(line);
   return [keys("missing", line.missingKeys), keys("extra", line.extraKeys)].filter((part) => part !== null).join("; ");
 }

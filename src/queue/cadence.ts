@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
-import { hasStarted, isFinalLeadsWalk, isTerminal } from "../sync/campaign-sync.ts";
+import { EVENT_STREAM_NAMES, hasStarted, isFinalLeadsWalk, isTerminal } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
 
 /**
@@ -32,7 +32,6 @@ export interface DiscoveredCampaign {
 }
 
 const ACTIVE_STATUSES: readonly string[] = ["running", "paused"];
-export const EVENT_STREAMS = ["replies", "link_clicks", "email_opens"] as const;
 
 export function leadsCadenceOf(status: string | null, cadence: Cadence): number {
   if (status !== null && ACTIVE_STATUSES.includes(status)) return cadence.activeEveryMs;
@@ -131,7 +130,7 @@ export async function dueForEvents(db: Kysely<Database>, account: string, cadenc
   if (cadence.eventsEveryMs === undefined) return [];
   const [campaigns, lastEvents] = await Promise.all([
     db.selectFrom("campaigns").select(["uid", "status", "started_running_at"]).where("_account", "=", account).where("_deleted_at", "is", null).orderBy("uid").execute(),
-    lastCompleteScans(db, account, EVENT_STREAMS),
+    lastCompleteScans(db, account, EVENT_STREAM_NAMES),
   ]);
   return campaigns.flatMap((campaign) => {
     const everyMs = eventsCadenceOf(campaign, cadence);

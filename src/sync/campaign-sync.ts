@@ -52,6 +52,9 @@ export function hasStarted(campaign: { status: string | null; started_running_at
 /** The events rhythm's listings, read in this order: each new event names the schedule it happened on. */
 const EVENT_STREAMS: readonly StreamDefinition<{ schedule_id: number }>[] = [replies, linkClicks, emailOpens];
 
+/** Their names, as checkpoints and the status page know them. */
+export const EVENT_STREAM_NAMES: readonly string[] = EVENT_STREAMS.map((stream) => stream.name);
+
 /** The names of the streams the engine reads of a campaign in this state: all of them, less its events while it has not started. */
 export function streamsOf(campaign: { status: string | null; started_running_at: unknown }): string[] {
   const unread: readonly StreamDefinition[] = hasStarted(campaign) ? [] : EVENT_STREAMS;

@@ -248,7 +248,7 @@ describe("coldsync verify", () => {
       (error: { code: number; stdout: string }) => error,
     );
     expect(failure?.code).toBe(1);
-    expect(failure?.stdout).toMatch(/│ campaigns +│ 0 +│ 0 +│ 0 +│ unknown +│/);
+    expect(failure?.stdout).toMatch(/│ campaigns +│ 0 +│ 0 +│ 0 +│ unknown +│ no such campaign/);
     expect(failure?.stdout).toMatch(/1 of 1 checks are not ok/);
   });
 

@@ -1,5 +1,5 @@
-import { EVENT_STREAMS, leadsCadenceOf, type Cadence } from "../../queue/cadence.ts";
-import { isTerminal } from "../../sync/campaign-sync.ts";
+import { leadsCadenceOf, type Cadence } from "../../queue/cadence.ts";
+import { EVENT_STREAM_NAMES, isTerminal } from "../../sync/campaign-sync.ts";
 import { countsTowardLag } from "../../sync/status.ts";
 
 /**
@@ -18,7 +18,7 @@ import { countsTowardLag } from "../../sync/status.ts";
 /** Queue wait and run time a healthy fleet may add on top of the schedule. */
 const SLACK_MS = 5 * 60_000;
 
-const isEventStream = (stream: string) => (EVENT_STREAMS as readonly string[]).includes(stream);
+const isEventStream = (stream: string) => EVENT_STREAM_NAMES.includes(stream);
 
 /** How often the worker reads `stream` of a campaign in this status. */
 export function streamCadenceMs(stream: string, status: string | null, cadence: Cadence): number {

@@ -106,7 +106,6 @@ const streamOrder = (stream: string) => (STREAM_ORDER.includes(stream) ? STREAM_
 
 function streamsCell(campaign: CampaignHealth, now: Date): SafeHtml {
   const entries = Object.entries(campaign.streams).sort(([a], [b]) => streamOrder(a) - streamOrder(b) || a.localeCompare(b));
-  if (entries.length === 0) return html`<span class="muted">not synced yet</span>`;
   return html`<div class="streams">${entries.map(([stream, at]) => {
     // The streams older than their rhythm allows are the ones to look at.
     const stalest = campaign.behindStreams.includes(stream);
