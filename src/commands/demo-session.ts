@@ -8,31 +8,40 @@ import { runFullSync } from "../sync/runs.ts";
 import { commandLogger, table } from "./output.ts";
 import { syncOnce } from "./sync-once.ts";
 
-const DEMO_KEY = "demo";
 /** Each --serve cycle plays the emulator this far forward, so that campaigns visibly move between syncs. */
 const SIMULATED_SECONDS_PER_CYCLE = 3_600;
+
+const DEMO_KEY = "demo";
+
+/**
+ * The demo's configuration: the environment's, pointed at the emulator (its address is filled in once it
+ * listens), local unless asked otherwise. A given --port replaces COLDSYNC_HTTP_PORT, which is then not read.
+ */
+export function demoConfig(portFlagGiven: boolean): Config {
+  return loadConfig({
+    ...process.env,
+    COLDSYNC_API_URL: "http://127.0.0.1",
+    COLDSYNC_API_KEY: DEMO_KEY,
+    COLDSYNC_RATE_LIMIT: "200",
+    COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
+    ...(portFlagGiven ? { COLDSYNC_HTTP_PORT: undefined } : {}),
+  });
+}
 
 export interface DemoOptions {
   seed: number;
   serve: boolean;
-  /** The status page's port with `serve`; COLDSYNC_HTTP_PORT when not given. */
-  port?: number;
   everyMs: number;
 }
 
-/** `coldsync demo`: the emulator, the embedded warehouse (or DATABASE_URL), one sync and the campaign funnel. */
-export async function runDemo(options: DemoOptions): Promise<void> {
+/**
+ * `coldsync demo`: the emulator, the embedded warehouse (or DATABASE_URL), one sync and the campaign funnel.
+ * `settings` were read before anything started (demo.ts); the emulator's address is known once it listens.
+ */
+export async function runDemo(settings: Config, options: DemoOptions): Promise<void> {
   const emulator = await startEmulator({ seed: options.seed, scale: "small", apiKeys: [DEMO_KEY] });
   try {
-    const config = loadConfig({
-      ...process.env,
-      COLDSYNC_API_URL: emulator.url,
-      COLDSYNC_API_KEY: DEMO_KEY,
-      COLDSYNC_RATE_LIMIT: "200",
-      // The demo's page is for whoever runs it: local unless asked otherwise.
-      COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
-      ...(options.port === undefined ? {} : { COLDSYNC_HTTP_PORT: String(options.port) }),
-    });
+    const config: Config = { ...settings, api: { ...settings.api, url: emulator.url } };
     const logger = commandLogger(config);
     const where = config.warehouse.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${config.warehouse.dataDir}/pglite`;
     console.log(`emulator on ${emulator.url}; warehouse: ${where}, schema ${config.warehouse.schema}`);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { configSchema, duration } from "../config.ts";
-import { flag, readFlags } from "./flags.ts";
+import { flag, readFlagsAndConfig } from "./flags.ts";
 
 interface DemoFlags {
   seed: string;
@@ -26,10 +26,14 @@ export function register(program: Command): void {
     .option("--port <n>", "status page port with --serve (overrides COLDSYNC_HTTP_PORT; 0 picks a free one)")
     .option("--every <duration>", "with --serve: play the emulator an hour forward and sync again this often", "30s")
     .action(async (given: DemoFlags) => {
-      const flags = readFlags(demoFlags, { "--seed": given.seed, "--port": given.port, "--every": given.every });
-      const port = flags["--port"];
       // Loaded only when the command runs: `demo --help` needs neither the emulator, the warehouse nor the web server.
-      const { runDemo } = await import("./demo-session.ts");
-      await runDemo({ seed: flags["--seed"], everyMs: flags["--every"], serve: given.serve === true, ...(port === undefined ? {} : { port }) });
+      const { demoConfig, runDemo } = await import("./demo-session.ts");
+      // Flags and settings are read before anything starts: every problem of both stops the demo at once.
+      const { flags, config } = readFlagsAndConfig(demoFlags, { "--seed": given.seed, "--port": given.port, "--every": given.every }, () =>
+        demoConfig(given.port !== undefined),
+      );
+      const port = flags["--port"];
+      const settings = port === undefined ? config : { ...config, http: { ...config.http, port } };
+      await runDemo(settings, { seed: flags["--seed"], everyMs: flags["--every"], serve: given.serve === true });
     });
 }

@@ -83,12 +83,15 @@ describe("coldsync commands", () => {
   });
 
   it("stops demo and verify on invalid flag values like the other commands: every problem, one line each, exit 2", async () => {
-    const demo = await coldsync(["demo", "--seed", "abc", "--port", "http", "--every", "5x"], {}, 20_000);
+    // The settings are read with the flags, before the emulator starts: one error names them all, and nothing ran.
+    const demo = await coldsync(["demo", "--seed", "abc", "--port", "http", "--every", "5x"], { COLDSYNC_LOG_LEVEL: "loud" }, 20_000);
     expect(demo.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^coldsync: --seed: /),
       expect.stringMatching(/^coldsync: --port: /),
       expect.stringMatching(/^coldsync: --every: /),
+      expect.stringMatching(/^coldsync: COLDSYNC_LOG_LEVEL: /),
     ]);
+    expect(demo.stdout).toBe("");
     expect(demo.code).toBe(2);
     // Number(" ") is 0: a blank seed must not quietly become seed 0.
     const blankSeed = await coldsync(["demo", "--seed", " "], {}, 20_000);
