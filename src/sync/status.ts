@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 import { FINAL_WALK_STREAMS, isFinalLeadsWalk, isTerminal, streamsOf } from "./campaign-sync.ts";
 import type { CheckpointState } from "./checkpoints.ts";
-import { LEAD_REFRESH } from "./streams/index.ts";
+import { LEAD_REFRESH, leads } from "./streams/index.ts";
 
 /**
  * What `coldsync status` shows: per campaign its status, rows, each stream's
@@ -21,6 +21,8 @@ export interface CampaignStatusRow {
   link_clicks: number;
   email_opens: number;
   streams: Record<string, Date | null>;
+  /** The campaign is terminal and its leads had their final walks (CampaignLag). */
+  final_walks_done: boolean;
   /** When the stalest stream that runs every cycle last completed; null when one never did. */
   stalest_scan_at: Date | null;
   lag_seconds: number | null;
@@ -29,6 +31,8 @@ export interface CampaignStatusRow {
 export interface CampaignLag {
   /** Stream name to the time of its last complete scan. */
   streams: Record<string, Date | null>;
+  /** The campaign is terminal and its leads had their final walks: they and its email sequences are read no more. */
+  finalWalksDone: boolean;
   /** When the stalest stream that runs every cycle last completed; null when one never did. */
   stalestScanAt: Date | null;
   /** Seconds since then, rounded. */
@@ -41,12 +45,18 @@ export interface CampaignLag {
 }
 
 /**
- * Whether a stream's last complete scan says how far behind its campaign is: a terminal campaign's leads
- * and email sequences had their final scans and are not read again, and a lead refresh runs only when
- * events need it.
+ * Whether a stream's last complete scan says how far behind its campaign is: not a lead refresh, which runs
+ * only when events need it, nor, once a terminal campaign's final walks are done, its leads and email
+ * sequences, which are not read again. Until then they count: a terminal campaign whose leads were never
+ * walked is not fresh.
  */
-export function countsTowardLag(stream: string, status: string | null): boolean {
-  return stream !== LEAD_REFRESH && !(isTerminal(status) && FINAL_WALK_STREAMS.includes(stream));
+export function countsTowardLag(stream: string, finalWalksDone: boolean): boolean {
+  return stream !== LEAD_REFRESH && !(finalWalksDone && FINAL_WALK_STREAMS.includes(stream));
+}
+
+/** Whether a leads checkpoint row records the last of a terminal campaign's final walks (isFinalLeadsWalk). */
+function recordsFinalLeadsWalk(row: { state: unknown; last_complete_scan_at: Date | null; scan_started_at: Date | null }): boolean {
+  return isFinalLeadsWalk({ state: row.state as CheckpointState, lastCompleteScanAt: row.last_complete_scan_at, scanStartedAt: row.scan_started_at });
 }
 
 /**
@@ -68,28 +78,31 @@ export async function campaignLag(db: Kysely<Database>, account: string, now = n
       .execute(),
     db
       .selectFrom("sync_checkpoints")
-      .select(["campaign_uid", "stream", "last_complete_scan_at"])
+      .select(["campaign_uid", "stream", "last_complete_scan_at", "scan_started_at", "state"])
       .where("account", "=", account)
       .where("campaign_uid", "<>", "")
       .execute(),
   ]);
   const byCampaign = new Map<string, Record<string, Date | null>>();
+  const finalWalks = new Set<string>();
   for (const checkpoint of checkpoints) {
     const streams = byCampaign.get(checkpoint.campaign_uid) ?? {};
     streams[checkpoint.stream] = checkpoint.last_complete_scan_at;
     byCampaign.set(checkpoint.campaign_uid, streams);
+    if (checkpoint.stream === leads.name && recordsFinalLeadsWalk(checkpoint)) finalWalks.add(checkpoint.campaign_uid);
   }
   return new Map(
     campaigns.map((campaign) => {
       const streams = { ...neverCompleted(campaign), ...byCampaign.get(campaign.uid) };
+      const finalWalksDone = isTerminal(campaign.status) && finalWalks.has(campaign.uid);
       const times = Object.entries(streams)
-        .filter(([stream]) => countsTowardLag(stream, campaign.status))
+        .filter(([stream]) => countsTowardLag(stream, finalWalksDone))
         .map(([, time]) => time);
       const oldest = times.length === 0 || times.includes(null) ? null : Math.min(...times.map((time) => (time as Date).getTime()));
       const stalestScanAt = oldest === null ? null : new Date(oldest);
       const secondsSince = (time: number) => Math.round((now.getTime() - time) / 1000);
       const lagSeconds = oldest === null ? null : secondsSince(oldest);
-      return [campaign.uid, { streams, stalestScanAt, lagSeconds, behindSeconds: lagSeconds ?? secondsSince(new Date(campaign._first_seen_at).getTime()) }];
+      return [campaign.uid, { streams, finalWalksDone, stalestScanAt, lagSeconds, behindSeconds: lagSeconds ?? secondsSince(new Date(campaign._first_seen_at).getTime()) }];
     }),
   );
 }
@@ -121,6 +134,7 @@ export async function campaignStatus(db: Kysely<Database>, account: string, now 
       link_clicks: Number(campaign.link_clicks),
       email_opens: Number(campaign.email_opens),
       streams: lag?.streams ?? {},
+      final_walks_done: lag?.finalWalksDone ?? false,
       stalest_scan_at: lag?.stalestScanAt ?? null,
       lag_seconds: lag?.lagSeconds ?? null,
     };
@@ -214,7 +228,7 @@ export async function achievedCadences(db: Kysely<Database>, account: string): P
   return [...new Set(rows.map((row) => row.campaign_uid))].flatMap((campaignUid) => {
     const of = (stream: string) => byKey.get(`${campaignUid}|${stream}`);
     const walk = of("leads");
-    const finalWalkDone = walk !== undefined && isFinalLeadsWalk({ state: walk.state as CheckpointState, lastCompleteScanAt: walk.last_complete_scan_at, scanStartedAt: walk.scan_started_at });
+    const finalWalkDone = walk !== undefined && recordsFinalLeadsWalk(walk);
     const cycles = [
       { rhythm: "leads" as const, checkpoint: finalWalkDone ? of("campaign_detail") : walk },
       { rhythm: "events" as const, checkpoint: of("replies") },

@@ -40,9 +40,9 @@ describe("cadence and lag", () => {
     for (const status of ["complete", "cancelled", "failed"]) expect(streamCadenceMs("replies", status, CADENCE)).toBe(CADENCE.terminalEveryMs);
     expect(behindAfterMs("replies", "running", CADENCE)).toBe(25 * 60_000);
     const scanned = (ageMs: number) => ({ leads: new Date(NOW.getTime() - ageMs), replies: new Date(NOW.getTime() - ageMs) });
-    expect(freshnessOf("running", scanned(25 * 60_000), CADENCE, NOW)).toEqual({ freshness: "fresh", behind: [] });
-    expect(freshnessOf("running", scanned(25 * 60_000 + 1_000), CADENCE, NOW)).toEqual({ freshness: "behind", behind: ["leads", "replies"] });
-    expect(freshnessOf("running", { leads: null }, CADENCE, NOW).freshness).toBe("never");
+    expect(freshnessOf({ status: "running", streams: scanned(25 * 60_000), finalWalksDone: false }, CADENCE, NOW)).toEqual({ freshness: "fresh", behind: [] });
+    expect(freshnessOf({ status: "running", streams: scanned(25 * 60_000 + 1_000), finalWalksDone: false }, CADENCE, NOW)).toEqual({ freshness: "behind", behind: ["leads", "replies"] });
+    expect(freshnessOf({ status: "running", streams: { leads: null }, finalWalksDone: false }, CADENCE, NOW).freshness).toBe("never");
   });
 
   it("holds replies, clicks and opens to the events rhythm where it runs on its own: its cadence plus one tick and 5 min", () => {
@@ -51,8 +51,8 @@ describe("cadence and lag", () => {
     expect(behindAfterMs("email_opens", "running", withEvents)).toBe(7 * 60_000);
     expect(behindAfterMs("leads", "running", withEvents)).toBe(25 * 60_000);
     const scans = { leads: new Date(NOW.getTime() - 10 * 60_000), email_opens: new Date(NOW.getTime() - 10 * 60_000) };
-    expect(freshnessOf("running", scans, withEvents, NOW)).toEqual({ freshness: "behind", behind: ["email_opens"] });
-    expect(freshnessOf("running", scans, CADENCE, NOW)).toEqual({ freshness: "fresh", behind: [] });
+    expect(freshnessOf({ status: "running", streams: scans, finalWalksDone: false }, withEvents, NOW)).toEqual({ freshness: "behind", behind: ["email_opens"] });
+    expect(freshnessOf({ status: "running", streams: scans, finalWalksDone: false }, CADENCE, NOW)).toEqual({ freshness: "fresh", behind: [] });
   });
 });
 

@@ -64,8 +64,11 @@ export async function seedStatusRows(warehouse: Warehouse): Promise<void> {
       ...CAMPAIGN_STREAMS.map((stream) => checkpoint(ACCOUNT, UIDS.fresh, stream, ago(10 * MIN))),
       // One stale stream makes the campaign 2 h behind a 15 min cadence.
       ...CAMPAIGN_STREAMS.map((stream) => checkpoint(ACCOUNT, UIDS.behind, stream, stream === "email_opens" ? ago(2 * HOUR) : ago(10 * MIN))),
-      // A terminal campaign's leads and email sequences had their final scans days ago; they do not count towards its lag.
-      ...CAMPAIGN_STREAMS.map((stream) => checkpoint(ACCOUNT, UIDS.done, stream, ["leads", "email_sequences"].includes(stream) ? ago(72 * HOUR) : ago(HOUR))),
+      // A terminal campaign's leads and email sequences had their final walks days ago; they do not count towards its lag.
+      ...CAMPAIGN_STREAMS.map((stream) => ({
+        ...checkpoint(ACCOUNT, UIDS.done, stream, ["leads", "email_sequences"].includes(stream) ? ago(72 * HOUR) : ago(HOUR)),
+        ...(stream === "leads" ? { state: JSON.stringify({ scannedStatus: "complete", terminalWalks: 2 }) } : {}),
+      })),
       ...["workspaces", "domains", "contact_lists", "campaigns"].map((stream) => checkpoint(ACCOUNT, "", stream, ago(10 * MIN))),
       checkpoint("other", UIDS.other, "leads", ago(MIN)),
     ])

@@ -17,7 +17,7 @@ beforeAll(async () => {
   await upsert(
     warehouse.db,
     "campaigns",
-    [campaign("active", "running"), campaign("done", "complete"), campaign("new", "running"), campaign("unheard", "running"), campaign("waiting", "scheduled")],
+    [campaign("active", "running"), campaign("done", "complete"), campaign("new", "running"), campaign("unheard", "running"), campaign("waiting", "scheduled"), campaign("ended", "complete")],
     now,
   );
   const checkpoints = [
@@ -30,13 +30,25 @@ beforeAll(async () => {
     // It has not started: the engine reads no events of it.
     ...["campaign_detail", "leads", "email_sequences"].map((stream) => ({ campaign_uid: "waiting", stream, at: minutesAgo(5) })),
     { campaign_uid: "active", stream: "leads", at: minutesAgo(30) },
-    { campaign_uid: "done", stream: "leads", at: minutesAgo(9_000) },
+    { campaign_uid: "done", stream: "leads", at: minutesAgo(9_000), state: { scannedStatus: "complete", terminalWalks: 2 } },
     { campaign_uid: "done", stream: "email_sequences", at: minutesAgo(9_000) },
     { campaign_uid: "new", stream: "leads", at: null },
+    // Complete when first seen, and its leads walk has failed every time since: no final walk yet.
+    ...["campaign_detail", "replies", "link_clicks", "email_opens"].map((stream) => ({ campaign_uid: "ended", stream, at: minutesAgo(5) })),
+    { campaign_uid: "ended", stream: "leads", at: null },
   ];
   await warehouse.db
     .insertInto("sync_checkpoints")
-    .values(checkpoints.map(({ campaign_uid, stream, at }) => ({ account: "acme", campaign_uid, stream, last_complete_scan_at: at, updated_at: now })))
+    .values(
+      checkpoints.map(({ campaign_uid, stream, at, ...rest }) => ({
+        account: "acme",
+        campaign_uid,
+        stream,
+        last_complete_scan_at: at,
+        updated_at: now,
+        ...("state" in rest ? { state: JSON.stringify(rest.state) } : {}),
+      })),
+    )
     .execute();
 });
 afterAll(async () => {
@@ -49,9 +61,10 @@ describe("campaignLag", () => {
     expect(lags.get("active")?.lagSeconds).toBe(30 * 60);
   });
 
-  it("leaves out a terminal campaign's leads and email sequences, which had their final scans", async () => {
+  it("leaves out a terminal campaign's leads and email sequences once they had their final walks, not before", async () => {
     const lags = await campaignLag(warehouse.db, "acme", now);
-    expect(lags.get("done")?.lagSeconds).toBe(5 * 60);
+    expect(lags.get("done")).toMatchObject({ finalWalksDone: true, lagSeconds: 5 * 60 });
+    expect(lags.get("ended")).toMatchObject({ finalWalksDone: false, lagSeconds: null, streams: { leads: null, email_sequences: null } });
   });
 
   it("is unknown while a stream never completed, and then counts behind from when the campaign was first seen", async () => {

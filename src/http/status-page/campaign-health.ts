@@ -145,7 +145,7 @@ export async function warehouseHealth(db: Kysely<Database>, account: string, cad
     },
     campaigns: campaigns.map((campaign) => {
       const { lag_seconds: lagSeconds, stalest_scan_at: stalestScan } = campaign;
-      const freshness = freshnessOf(campaign.status, campaign.streams, cadence, now);
+      const freshness = freshnessOf({ status: campaign.status, streams: campaign.streams, finalWalksDone: campaign.final_walks_done }, cadence, now);
       return {
         uid: campaign.campaign_uid,
         name: campaign.name,

@@ -41,8 +41,13 @@ export interface CampaignFreshness {
 }
 
 /** A campaign's freshness from its streams' last complete scans (those campaignLag() counts). */
-export function freshnessOf(status: string | null, streams: Record<string, Date | null>, cadence: Cadence, now: Date): CampaignFreshness {
-  const counted = Object.entries(streams).filter(([stream]) => countsTowardLag(stream, status));
+export function freshnessOf(
+  campaign: { status: string | null; streams: Record<string, Date | null>; finalWalksDone: boolean },
+  cadence: Cadence,
+  now: Date,
+): CampaignFreshness {
+  const { status, streams, finalWalksDone } = campaign;
+  const counted = Object.entries(streams).filter(([stream]) => countsTowardLag(stream, finalWalksDone));
   if (counted.length === 0 || counted.some(([, at]) => at === null)) return { freshness: "never", behind: [] };
   const behind = counted.filter(([stream, at]) => now.getTime() - (at as Date).getTime() > behindAfterMs(stream, status, cadence)).map(([stream]) => stream);
   return { freshness: behind.length > 0 ? "behind" : "fresh", behind };
