@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { clip } from "../clip.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { startEmulator, type RunningEmulator } from "../emulator/server.ts";
 import { startStatusPageServer } from "../http/server.ts";
@@ -72,7 +73,7 @@ async function printFunnel(runtime: Runtime): Promise<void> {
     table(
       ["campaign", "status", "leads", "sent", "opened", "clicked", "replied", "positive", "open rate", "reply rate"],
       funnel.map((row) => [
-        String(row.name ?? "").slice(0, 40),
+        clip(row.name ?? "", 40),
         row.status,
         row.leads,
         row.emails_sent,

@@ -20,16 +20,6 @@ export function table(head: string[], rows: (string | number | null)[][]): strin
   return rendered.toString();
 }
 
-/**
- * A long identifier shortened to its start and end (`cmp_a1b2…x9y8z7`), so that
- * a table stays readable; `--json` output keeps identifiers whole.
- */
-export function shortId(id: string, max = 24): string {
-  if (id.length <= max) return id;
-  const tail = Math.floor((max - 1) / 2);
-  return `${id.slice(0, max - 1 - tail)}…${id.slice(-tail)}`;
-}
-
 /** Commands print results on stdout, so their logs go to stderr. */
 export function commandLogger(config: Config): Logger {
   return createLogger({ level: config.logLevel, secrets: secretsOf(config), destination: pino.destination(2) });

@@ -1,3 +1,4 @@
+import { clip } from "../clip.ts";
 import type { Config } from "../config.ts";
 import { campaignStatus, deviationsOf, eventLag, fieldIssueCounts, lastRuns, rejectedCounts } from "../sync/status.ts";
 import { openWarehouse } from "../warehouse/connect.ts";
@@ -35,7 +36,7 @@ export async function printStatus(config: Config): Promise<void> {
       table(
         ["campaign", "status", "leads", "replies", "clicks", "opens", ...STREAM_COLUMNS.map(([, title]) => `${title} synced`), "lag"],
         campaigns.map((row) => [
-          row.name ? `${row.campaign_uid} ${row.name}`.slice(0, 48) : row.campaign_uid,
+          row.name ? clip(`${row.campaign_uid} ${row.name}`, 48) : row.campaign_uid,
           row.status,
           row.leads,
           row.replies,

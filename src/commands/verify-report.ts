@@ -1,13 +1,13 @@
 import type { Config } from "../config.ts";
-import { clip } from "../http/status-page/format.ts";
+import { clip, clipMiddle } from "../clip.ts";
 import { openRuntime } from "../runtime.ts";
 import { verify, type KeyList, type VerifyLine, type VerifyOptions } from "../sync/verify.ts";
 import { requireMigrated } from "../warehouse/migrate.ts";
-import { commandLogger, shortId, table } from "./output.ts";
+import { commandLogger, table } from "./output.ts";
 
 function keys(label: string, list: KeyList | undefined): string | null {
   if (!list || list.count === 0) return null;
-  return `${label} ${list.count}: ${list.first.map((key) => shortId(key, 28)).join(", ")}${list.count > list.first.length ? ", …" : ""}`;
+  return `${label} ${list.count}: ${list.first.map((key) => clipMiddle(key, 28)).join(", ")}${list.count > list.first.length ? ", …" : ""}`;
 }
 
 /**
@@ -23,7 +23,7 @@ function valuesOf(line: VerifyLine): string {
 }
 
 function detailOf(line: VerifyLine): string {
-  if (line.status === "rejected") return `${line.recordKey ? `${shortId(line.recordKey, 28)}: ` : ""}${line.reason ?? ""}`;
+  if (line.status === "rejected") return `${line.recordKey ? `${clipMiddle(line.recordKey, 28)}: ` : ""}${line.reason ?? ""}`;
   if (line.status === "unknown") return line.reason ?? "";
   if (line.table !== undefined) return valuesOf(line);
   return [keys("missing", line.missingKeys), keys("extra", line.extraKeys)].filter((part) => part !== null).join("; ");
@@ -42,7 +42,7 @@ export async function runVerify(config: Config, options: VerifyOptions, json: bo
         table(
           ["campaign", "stream", "upstream", "warehouse", "rejected", "check", "detail"],
           result.lines.map((line) => [
-            line.campaignUid === null ? "account" : shortId(line.campaignUid),
+            line.campaignUid === null ? "account" : clipMiddle(line.campaignUid, 24),
             line.table === undefined ? line.stream : `${line.stream} → ${line.table}`,
             line.upstream,
             line.warehouse,

@@ -1,4 +1,5 @@
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job, type Queue } from "bullmq";
+import { clip } from "../clip.ts";
 import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
 import { UpstreamError } from "../upstream/errors.ts";
 
@@ -56,7 +57,7 @@ export function verdictOfError(error: unknown, signal: AbortSignal): Verdict {
 }
 
 function verdictOfErrors(errors: Error[], description: string): Verdict {
-  const reason = description.slice(0, MAX_REASON_LENGTH) || "the run failed without naming an error";
+  const reason = clip(description, MAX_REASON_LENGTH) || "the run failed without naming an error";
   const upstream = errors.filter((error): error is UpstreamError => error instanceof UpstreamError);
   if (upstream.some((error) => error.status === 401)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
   if (upstream.some((error) => error.status === 404)) return { kind: "unrecoverable", reason: `not found upstream (404): ${reason}` };

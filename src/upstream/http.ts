@@ -8,6 +8,7 @@ import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
 import { needsCarefulRead } from "./parsing.ts";
 import { storableString } from "./storable-text.ts";
+import { clip } from "../clip.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { secretScrubber, type Logger } from "../logger.ts";
 
@@ -277,7 +278,7 @@ function excerpt(text: string, scrub: (text: string) => string): string {
     .replace(/\s+/g, " ")
     .trim();
   if (plain === "") return "(empty body)";
-  return plain.length > EXCERPT_LENGTH ? `${plain.slice(0, EXCERPT_LENGTH)}…` : plain;
+  return clip(plain, EXCERPT_LENGTH);
 }
 
 /** Retry-After in whole seconds (contract A.2), or an HTTP date. */

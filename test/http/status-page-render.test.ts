@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { clip, clipMiddle } from "../../src/clip.ts";
 import { barChart, labelPositions, niceCeiling } from "../../src/http/status-page/charts.ts";
 import { formatAge, formatDuration } from "../../src/http/status-page/format.ts";
 import { html, raw } from "../../src/http/status-page/html.ts";
@@ -48,6 +49,20 @@ describe("formats", () => {
   it("write durations and ages short", () => {
     expect([120, 4_200, 42_000, 192_000, 3_900_000, 90_000_000].map(formatDuration)).toEqual(["120 ms", "4.2 s", "42 s", "3 min 12 s", "1 h 5 min", "1 d 1 h"]);
     expect([9_000, 600_000, 7_300_000, 200_000_000].map(formatAge)).toEqual(["9 s", "10 min", "2 h", "2 d"]);
+  });
+
+  it("clip long text between the characters a reader sees, never inside a surrogate pair or a cluster", () => {
+    expect(clip("short", 5)).toBe("short");
+    expect(clip("abcdef", 5)).toBe("abcd…");
+    // Five characters in ten UTF-16 units: it fits.
+    expect(clip("🚀🚀🚀🚀🚀", 5)).toBe("🚀🚀🚀🚀🚀");
+    expect(clip(`${"a".repeat(298)}🚀 launch failed`, 300)).toBe(`${"a".repeat(298)}🚀…`);
+    expect(clip(`${"a".repeat(297)}🚀 launch failed`, 299)).toBe(`${"a".repeat(297)}🚀…`);
+    // A flag is two code points, a family four joined by zero-width joiners: each one character.
+    expect(clip("ab🇫🇷👨‍👩‍👧xyz", 4)).toBe("ab🇫🇷…");
+    expect(clip("ab🇫🇷👨‍👩‍👧xyz", 5)).toBe("ab🇫🇷👨‍👩‍👧…");
+    expect(clipMiddle("cmp_a1b2c3d4e5f6g7h8x9y8z7", 15)).toBe("cmp_a1b…8x9y8z7");
+    expect(clipMiddle(`${"🚀".repeat(10)}end`, 7)).toBe("🚀🚀🚀…end");
   });
 });
 

@@ -4,13 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/http/metrics.ts";
 import { startHttpServer, startStatusPageServer, type HttpServer } from "../../src/http/server.ts";
 import { trackUpstreamAnswers } from "../../src/http/status-page/last-answer.ts";
-import type { StatusSnapshot } from "../../src/http/status-page/snapshot.ts";
+import { renderPanels } from "../../src/http/status-page/render-page.ts";
+import { collectStatus, type StatusSnapshot } from "../../src/http/status-page/snapshot.ts";
 import { openQueues, QUEUE_NAMES, type Queues } from "../../src/queue/queues.ts";
 import { rateBudgetKeys } from "../../src/queue/rate-budget.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
+import { upsert } from "../../src/warehouse/upsert.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useTestRedis } from "../support/redis.ts";
 import { openMigratedWarehouse } from "../queue/warehouse.ts";
+import { campaignListingRow } from "../warehouse/rows.ts";
 import { ACCOUNT, BEHIND_ERROR, CADENCE, HOSTILE_NAME, NOW, seedStatusRows, UIDS } from "./status-page-rows.ts";
 
 /** The status page's routes: auth, the HTML and its escaping, the JSON, the fleet panel and its Bull Board links. */
@@ -86,6 +89,12 @@ afterAll(async () => {
   redis.disconnect();
   await warehouse.destroy();
 });
+
+/** The panels of another account of the warehouse, as the demo's page fetches them. */
+async function panelsOf(account: string): Promise<string> {
+  const snapshot = await collectStatus({ account, db: warehouse.db, cadence: CADENCE, rateLimitPerSecond: 10, upstream: trackUpstreamAnswers(), clock: () => NOW });
+  return renderPanels(snapshot).text;
+}
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
 const get = (server: HttpServer, path: string, headers: Record<string, string> = bearer) => fetch(`${server.url}${path}`, { headers });
@@ -188,5 +197,18 @@ describe("the page", () => {
     const snapshot = (await (await get(demo, "/api/status", {})).json()) as StatusSnapshot;
     expect(snapshot.fleet).toBeNull();
     expect(snapshot.dependencies.redis).toBeNull();
+  });
+
+  it("clips a long error between characters, leaving no lone surrogate on the page", async () => {
+    const account = "emoji";
+    await upsert(warehouse.db, "campaigns", [campaignListingRow("e-1", { status: "running", _account: account })], NOW);
+    const message = `${"a".repeat(298)}🚀 launch failed`;
+    await warehouse.db
+      .insertInto("sync_runs")
+      .values({ account, scope: "e-1", trigger: "worker", started_at: NOW, finished_at: NOW, outcome: "partial", requests: 1, errors: JSON.stringify([{ campaign_uid: "e-1", stream: "leads", message }]) })
+      .execute();
+    const panels = await panelsOf(account);
+    expect(panels).toContain(`${"a".repeat(298)}🚀…`);
+    expect(panels).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 });

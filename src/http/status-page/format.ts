@@ -56,7 +56,3 @@ export function formatShort(value: number): string {
 export function formatRate(rate: number | null): string {
   return rate === null ? "—" : `${(rate * 100).toFixed(1)} %`;
 }
-
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}

@@ -1,6 +1,7 @@
 import { barChart, funnelBars, labelPositions, type BarTone } from "./charts.ts";
 import type { Engagement } from "./engagement.ts";
-import { clip, formatClock, formatCount, formatDuration, formatRate, formatShort, formatUtc } from "./format.ts";
+import { clip } from "../../clip.ts";
+import { formatClock, formatCount, formatDuration, formatRate, formatShort, formatUtc } from "./format.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { readAtNote, sectionError } from "./render-health.ts";
 import type { RunBar } from "./runs.ts";

@@ -1,6 +1,7 @@
 import type { AccountHealth, CampaignHealth, RecordedError } from "./campaign-health.ts";
 import type { FleetStatus, JobLink } from "./fleet.ts";
-import { clip, formatAge, formatAgo, formatCount, formatDuration, formatUtc } from "./format.ts";
+import { clip } from "../../clip.ts";
+import { formatAge, formatAgo, formatCount, formatDuration, formatUtc } from "./format.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { LastUpstreamAnswer } from "./last-answer.ts";
 import type { Section, StatusSnapshot } from "./snapshot.ts";
