@@ -185,4 +185,15 @@ describe("status page in Chromium", () => {
     expect(existsSync(SCREENSHOT)).toBe(true);
     expect(problems).toEqual([]);
   });
+
+  it("keeps each campaign's name and uid inside its cell, a 255-character uid too", async () => {
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    await page.goto(`${worker.url}/`);
+    expect(campaigns.some((uid) => uid.length === 255)).toBe(true);
+    // How far each name or uid reaches past the right edge of its cell, in px; a string, so that this file type-checks without the DOM library.
+    const overflows = await page.evaluate<Record<string, number>>(`Object.fromEntries([...document.querySelectorAll("#campaigns td.name")].flatMap((cell) =>
+      [...cell.children].map((text) => [cell.parentElement.dataset.campaign + " " + text.tagName, Math.round(text.getBoundingClientRect().right - cell.getBoundingClientRect().right)])))`);
+    expect(Object.keys(overflows)).toHaveLength(2 * campaigns.length);
+    expect(Object.entries(overflows).filter(([, px]) => px > 0)).toEqual([]);
+  });
 });

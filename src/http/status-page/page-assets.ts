@@ -54,8 +54,8 @@ td { border-bottom: 1px solid var(--grid); padding: 6px; vertical-align: top; }
 table.compact td { padding: 3px 6px; }
 .scroll { overflow-x: auto; }
 td.name { max-width: 220px; }
-td.name span { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-td.name code, code { font-size: 11px; color: var(--muted); }
+td.name span, td.name code { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+code { font-size: 11px; color: var(--muted); }
 tr.behind td { background: var(--warn-bg); }
 tr.behind td:first-child { box-shadow: inset 3px 0 var(--warn); }
 tr.failing td { background: var(--bad-bg); }

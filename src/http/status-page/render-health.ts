@@ -173,7 +173,7 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
     ${ordered.map(({ campaign }) => {
       const rowClass = campaign.lastError?.current ? "failing" : campaign.freshness === "behind" ? "behind" : "";
       return html`<tr class="${rowClass}" data-campaign="${campaign.uid}">
-        <td class="name"><span dir="auto" title="${campaign.name ?? ""}">${campaign.name ?? "(no name)"}</span><code>${campaign.uid}</code></td>
+        <td class="name"><span dir="auto" title="${campaign.name ?? ""}">${campaign.name ?? "(no name)"}</span><code title="${campaign.uid}">${campaign.uid}</code></td>
         <td>${badge(STATUS_TONES[campaign.status ?? ""] ?? "muted", campaign.status ?? "unknown")}</td>
         <td>${streamsCell(campaign, now)}</td>
         <td class="lag">${lagCell(campaign)}</td>
