@@ -11,15 +11,17 @@ function keys(label: string, list: KeyList | undefined): string | null {
 }
 
 /**
- * `missing 2: key1, key2; differs 3: key3, key4, … (status 2, name 1)`: the rows the warehouse does not hold live,
- * the rows whose values differ, then how many of them differ per column.
+ * `missing 2: key1, key2; extra 1: key3; differs 3: key4, key5, … (status 2, name 1)`: the rows the warehouse
+ * does not hold live, the live rows no record read names, the rows whose values differ, then how many of them
+ * differ per column.
  */
 function valuesOf(line: VerifyLine): string {
   const missing = keys("missing", line.missingKeys);
+  const extra = keys("extra", line.extraKeys);
   const differing = keys("differs", line.differingKeys);
-  if (missing === null && differing === null) return line.status === "ok" ? "values equal" : line.status;
+  if (missing === null && extra === null && differing === null) return line.status === "ok" ? "values equal" : line.status;
   const columns = Object.entries(line.columns ?? {}).map(([column, rows]) => `${column} ${rows}`);
-  return [missing, differing === null ? null : `${differing} (${columns.join(", ")})`].filter((part) => part !== null).join("; ");
+  return [missing, extra, differing === null ? null : `${differing} (${columns.join(", ")})`].filter((part) => part !== null).join("; ");
 }
 
 function detailOf(line: VerifyLine): string {

@@ -21,14 +21,18 @@ export class UnknownCampaignError extends Error {
 /** Whether the warehouse never held the campaign, live or deleted, and the upstream answers 404 for its detail (#2). */
 export async function isUnknownCampaign(ctx: SyncContext, campaignUid: string): Promise<boolean> {
   const held = await ctx.db.selectFrom("campaigns").select("uid").where("_account", "=", ctx.account).where("uid", "=", campaignUid).executeTakeFirst();
-  if (held !== undefined) return false;
+  return held === undefined && !(await upstreamKnowsCampaign(ctx, campaignUid));
+}
+
+/** Whether the upstream answers the campaign's detail (#2) with the campaign rather than a 404. */
+export async function upstreamKnowsCampaign(ctx: SyncContext, campaignUid: string): Promise<boolean> {
   try {
     await ctx.client.getCampaign(campaignUid, ctx.signal);
-    return false;
+    return true;
   } catch (error) {
     // A detail that cannot be placed is still an answer: the upstream knows the campaign.
-    if (error instanceof InvalidRecordError) return false;
-    if (error instanceof UpstreamError && error.status === 404) return true;
+    if (error instanceof InvalidRecordError) return true;
+    if (error instanceof UpstreamError && error.status === 404) return false;
     throwIfAborted(ctx.signal);
     throw error;
   }

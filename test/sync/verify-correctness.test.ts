@@ -47,6 +47,23 @@ describe("verify", () => {
     expect((await verify(h.context(), { campaignUid: CAMPAIGN })).problems).toBe(0);
   });
 
+  it("compares the campaign's own row when asked about one campaign: held live after the upstream deleted it, or held deleted while the upstream has it", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    await sql`UPDATE campaigns SET _deleted_at = now() WHERE uid = ${CAMPAIGN}`.execute(h.warehouse.db);
+    expect((await verify(h.context(), { campaignUid: CAMPAIGN })).lines[0]).toMatchObject({ stream: "campaigns", status: "missing", missingKeys: { first: [CAMPAIGN] } });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.upstream.state.campaigns.splice(0);
+    unknownCampaignsAnswer404(h.upstream);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // The sync deleted it and its leads; a bug revives the campaign's row, whose listings all answer 404.
+    await sql`UPDATE campaigns SET _deleted_at = NULL WHERE uid = ${CAMPAIGN}`.execute(h.warehouse.db);
+    for (const options of [{}, { deep: "all" as const }, { deep: "all" as const, values: true }]) {
+      const result = await verify(h.context(), { campaignUid: CAMPAIGN, ...options });
+      expect(result.lines[0], JSON.stringify(options)).toMatchObject({ stream: "campaigns", status: "extra", extraKeys: { first: [CAMPAIGN] } });
+    }
+  });
+
   it("names live rows under a campaign the warehouse holds as deleted, or does not hold at all, as extra", async () => {
     const h = await scripted({ status: "running", leads: 3 });
     expect((await runFullSync(h.context())).outcome).toBe("succeeded");

@@ -15,7 +15,7 @@ const SCHEMA = "verify";
 
 let fixture: DeviatingFixture;
 /** What the proxy does to the upstream's answers, per test. */
-let rewrite: (path: string, body: unknown) => unknown = (_path, body) => body;
+let rewrite: (path: string, body: unknown, query: URLSearchParams) => unknown = (_path, body) => body;
 
 const records = (body: unknown) => (Array.isArray(body) ? body : ((body as { data?: unknown[] }).data ?? [body])) as Record<string, unknown>[];
 const notOk = (lines: VerifyLine[]) => lines.filter((line) => line.status !== "ok");
@@ -47,7 +47,7 @@ async function busyCampaign(): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await openDeviatingFixture(databaseUrl(), SCHEMA, (path, _query, body) => rewrite(path, body));
+  fixture = await openDeviatingFixture(databaseUrl(), SCHEMA, (path, query, body) => rewrite(path, body, query));
   expect((await runFullSync(fixture.context())).outcome).toBe("succeeded");
 });
 afterAll(async () => {
@@ -82,6 +82,22 @@ describe("verify", () => {
     expect(compared.every((line) => (line.upstream ?? 0) > 0 && line.differingKeys?.count === 0 && line.missingKeys?.count === 0)).toBe(true);
     const campaigns = new Set(result.lines.filter((line) => line.campaignUid !== null).map((line) => line.campaignUid)).size;
     expect(result.requests - keysOnly.requests).toBe(campaigns);
+  });
+
+  it("asks a total that disagrees once more, as the sync does, and counts by the second answer: one answer a few off is no missing row", async () => {
+    const victim = await busyCampaign();
+    let misreported = 0;
+    rewrite = (path, body, query) => {
+      if (path === "/api/v1/leads/" && query.get("campaign_uid") === victim && query.get("limit") === "1" && misreported++ === 0) (body as { total: number }).total += 2;
+      return body;
+    };
+    try {
+      const result = await verify(fixture.context({ client: fixture.deviating }), { campaignUid: victim });
+      expect(misreported).toBe(2);
+      expect(notOk(result.lines)).toEqual([]);
+    } finally {
+      rewrite = (_path, body) => body;
+    }
   });
 
   it("finds the leads, schedules and events of a campaign whose detail could not be placed synced, and names the detail", async () => {
@@ -240,6 +256,22 @@ describe("coldsync verify", () => {
     });
     await sql`delete from sync_checkpoints`.execute(db);
     await runFullSync(fixture.context());
+  });
+
+  it("names in its table the keys of an extra values line, as --json does: a sending domain the detail no longer lists", async () => {
+    const db = fixture.warehouse.db;
+    const campaign = (await db.selectFrom("campaigns").select("uid").where(sql`length(uid)`, "<", 20).orderBy("uid").executeTakeFirstOrThrow()).uid;
+    await sql`INSERT INTO campaign_sending_domains (campaign_uid, domain_id, _synced_at, _first_seen_at) VALUES (${campaign}, 987654, now(), now())`.execute(db);
+    try {
+      const failure = await cli(["--values", "--campaign", campaign]).then(
+        () => undefined,
+        (error: { code: number; stdout: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stdout.split("\n").find((row) => row.includes("campaign_sending_domains"))).toMatch(/extra 1: .*987654/);
+    } finally {
+      await sql`DELETE FROM campaign_sending_domains WHERE domain_id = 987654`.execute(db);
+    }
   });
 
   it("names a campaign it is asked about that neither side knows (a typo) unknown, and exits 1", async () => {
