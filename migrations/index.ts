@@ -12,6 +12,7 @@ import * as fieldIssuesByAccount from "./0010_field_issues_by_account.ts";
 import * as campaignDeletionHistory from "./0011_campaign_deletion_history.ts";
 import * as funnelBouncesAndHistoryNames from "./0012_funnel_bounces_and_history_names.ts";
 import * as runningRunsIndex from "./0013_running_runs_index.ts";
+import * as runsWithErrorsIndexes from "./0014_runs_with_errors_indexes.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   "0011_campaign_deletion_history": campaignDeletionHistory,
   "0012_funnel_bounces_and_history_names": funnelBouncesAndHistoryNames,
   "0013_running_runs_index": runningRunsIndex,
+  "0014_runs_with_errors_indexes": runsWithErrorsIndexes,
 };

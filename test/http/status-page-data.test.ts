@@ -116,6 +116,37 @@ describe("campaigns panel", () => {
     expect(Object.fromEntries(judged.campaigns.map((row) => [row.uid, row.lastError?.current]))).toEqual({ "c-after": false, "c-before": true });
   });
 
+  it("keeps a campaign's unrecovered error however many newer runs of other campaigns recorded errors", async () => {
+    // Complete campaigns (24 h cadence) that failed 2 h ago, one in its own job, one in an account-wide run; since then
+    // the account's other campaigns recorded 500 runs with (transient) errors, as 429s do across thousands of campaigns.
+    const account = "many-errors";
+    const at = (ms: number) => new Date(NOW.getTime() - ms);
+    const failedAt = at(2 * 3_600_000);
+    await upsert(warehouse.db, "campaigns", ["stuck", "stuck-in-full-sync"].map((uid) => ({ ...campaignListingRow(uid, { status: "complete" }), _account: account })), at(3 * 3_600_000));
+    const run = (scope: string | null, finishedAt: Date, errors: object[]) => ({
+      account,
+      scope,
+      trigger: "worker" as const,
+      started_at: finishedAt,
+      finished_at: finishedAt,
+      outcome: "partial" as const,
+      requests: 1,
+      errors: JSON.stringify(errors),
+    });
+    await warehouse.db
+      .insertInto("sync_runs")
+      .values([
+        run("stuck", failedAt, [{ campaign_uid: "stuck", stream: "email_opens", message: "stuck failure" }]),
+        run(null, failedAt, [{ campaign_uid: "stuck-in-full-sync", stream: "replies", message: "full sync failure" }]),
+        ...Array.from({ length: 500 }, (_, index) => run(`noisy-${index}`, at(3_600_000 - index * 1000), [{ campaign_uid: `noisy-${index}`, stream: "replies", message: "rate limited (429)" }])),
+      ])
+      .execute();
+    const judged = await warehouseHealth(warehouse.db, account, CADENCE, NOW);
+    const lastErrorOf = (uid: string) => judged.campaigns.find((row) => row.uid === uid)?.lastError;
+    expect(lastErrorOf("stuck")).toMatchObject({ message: "stuck failure", current: true });
+    expect(lastErrorOf("stuck-in-full-sync")).toMatchObject({ message: "full sync failure", current: true });
+  });
+
   it("reports the account-level streams, their rejected records and their last error", () => {
     expect(Object.keys(health.account.streams).sort()).toEqual(["campaigns", "contact_lists", "domains", "workspaces"]);
     expect(health.account.rejected).toBe(1);

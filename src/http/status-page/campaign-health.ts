@@ -3,6 +3,7 @@ import { campaignStatus } from "../../sync/status.ts";
 import type { Database } from "../../warehouse/database.ts";
 import { eventsCadenceOf, type Cadence } from "../../queue/cadence.ts";
 import { freshnessOf, streamCadenceMs, type Freshness } from "./lag.ts";
+import { lastErrors, type ErrorRow } from "./last-errors.ts";
 
 /**
  * The campaigns panel's rows: what `coldsync status` shows (status, rows,
@@ -45,32 +46,6 @@ export interface AccountHealth {
   streams: Record<string, Date | null>;
   rejected: number;
   lastError: RecordedError | null;
-}
-
-/** Only the latest runs with errors are read: the page shows each scope's last error, not its history. */
-const ERROR_RUNS_READ = 500;
-
-interface ErrorRow {
-  campaign_uid: string | null;
-  run_id: number;
-  stream: string | null;
-  message: string | null;
-  at: Date | null;
-}
-
-/** The last error recorded per campaign (key null: the account-level streams or the run as a whole). */
-async function lastErrors(db: Kysely<Database>, account: string): Promise<Map<string | null, ErrorRow>> {
-  // Errors name their campaign; a campaign job's run-level error names none, but the run's scope does.
-  const { rows } = await sql<ErrorRow>`
-    SELECT DISTINCT ON (coalesce(e->>'campaign_uid', r.scope))
-           coalesce(e->>'campaign_uid', r.scope) AS campaign_uid, r.id AS run_id, e->>'stream' AS stream,
-           e->>'message' AS message, coalesce(r.finished_at, r.started_at) AS at
-      FROM (SELECT id, scope, errors, started_at, finished_at FROM sync_runs
-             WHERE account = ${account} AND jsonb_typeof(errors) = 'array' AND jsonb_array_length(errors) > 0
-             ORDER BY id DESC LIMIT ${ERROR_RUNS_READ}) r
-     CROSS JOIN LATERAL jsonb_array_elements(r.errors) e
-     ORDER BY coalesce(e->>'campaign_uid', r.scope), r.id DESC`.execute(db);
-  return new Map(rows.map((row) => [row.campaign_uid, row]));
 }
 
 async function rejectedPerCampaign(db: Kysely<Database>, account: string): Promise<Map<string | null, number>> {
