@@ -74,6 +74,7 @@ td.jobs small { display: block; color: var(--muted); }
 .account-line { margin: 0 0 8px; font-size: 12px; }
 .pill { display: inline-block; margin: 0 6px 2px 0; padding: 0 6px; border: 1px solid var(--line); border-radius: 9px; }
 .section-error { color: var(--bad); }
+.more { margin: 6px 0 0; font-size: 12px; color: var(--muted); }
 .empty { color: var(--muted); padding: 24px 0; text-align: center; }
 svg.chart { width: 100%; height: auto; display: block; }
 svg.chart text { font-size: 10px; fill: var(--muted); }

@@ -3,7 +3,7 @@ import type { Engagement } from "./engagement.ts";
 import { clip } from "../../clip.ts";
 import { formatClock, formatCount, formatDuration, formatRate, formatShort, formatUtc } from "./format.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { readAtNote, sectionError } from "./render-health.ts";
+import { moreRowsLine, readAtNote, sectionError } from "./render-health.ts";
 import type { RunBar } from "./runs.ts";
 import type { StatusSnapshot } from "./snapshot.ts";
 import { deviationsOf } from "../../sync/status.ts";
@@ -81,11 +81,15 @@ function requestsCard(snapshot: StatusSnapshot): SafeHtml {
       a run in progress counts when it ends. Budget: COLDSYNC_RATE_LIMIT × 60.</p></article>`;
 }
 
+/** The funnel's rows, most sent first, bounded as the campaigns table's are (render-health.ts); /api/status has them all. */
+const FUNNEL_ROWS = 200;
+
 function funnelTable(data: Engagement): SafeHtml {
   if (data.funnel.length === 0) return html`<p class="empty">no campaign yet</p>`;
+  const shown = data.funnel.slice(0, FUNNEL_ROWS);
   return html`<div class="scroll"><table class="funnel-table"><thead><tr><th>campaign</th><th>funnel</th><th class="num">leads</th><th class="num">sent</th>
     <th class="num">opened</th><th class="num">clicked</th><th class="num">replied</th><th class="num">positive</th><th class="num">reply rate</th></tr></thead><tbody>
-    ${data.funnel.map(
+    ${shown.map(
       (row) => html`<tr data-funnel="${row.uid}"><td class="name"><span dir="auto" title="${row.name ?? ""}">${row.name ?? row.uid}</span></td>
         <td>${row.sent === 0 ? html`<span class="muted small">nothing sent yet</span>` : funnelBars([
           { label: "sent", value: row.sent },
@@ -97,7 +101,7 @@ function funnelTable(data: Engagement): SafeHtml {
         <td class="num">${formatCount(row.leads)}</td><td class="num">${formatCount(row.sent)}</td><td class="num">${formatCount(row.opened)}</td>
         <td class="num">${formatCount(row.clicked)}</td><td class="num">${formatCount(row.replied)}</td><td class="num">${formatCount(row.positive)}</td>
         <td class="num">${formatRate(row.replyRate)}</td></tr>`,
-    )}</tbody></table></div>`;
+    )}</tbody></table></div>${moreRowsLine(data.funnel.length - shown.length, " (those that sent fewer)")}`;
 }
 
 function repliesCard(snapshot: StatusSnapshot): SafeHtml {

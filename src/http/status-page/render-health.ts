@@ -139,12 +139,35 @@ function jobCell(links: readonly JobLink[] | undefined, fleet: FleetStatus | nul
   )}`;
 }
 
+const UP_TO_DATE = 3;
+
 /** Problems first: a current error, then behind, then never synced; otherwise the warehouse's order. */
 function attentionRank(campaign: CampaignHealth): number {
   if (campaign.lastError?.current) return 0;
   if (campaign.freshness === "behind") return 1;
   if (campaign.freshness === "never") return 2;
-  return 3;
+  return UP_TO_DATE;
+}
+
+/**
+ * The rows the table shows; /api/status keeps every campaign. Thousands of rows made panels of megabytes that the
+ * page swapped in every 5 s, blocking the tab for longer than that. Those needing attention go first, and are
+ * capped too: an outage fails every campaign at once, exactly when the page must stay usable.
+ */
+const ROWS_SHOWN = { attention: 300, others: 200 };
+
+function shownCampaigns(campaigns: CampaignHealth[]): { shown: CampaignHealth[]; hidden: number; hiddenAttention: number } {
+  const ordered = campaigns.map((campaign, index) => ({ campaign, index })).sort((a, b) => attentionRank(a.campaign) - attentionRank(b.campaign) || a.index - b.index);
+  const attention = ordered.filter(({ campaign }) => attentionRank(campaign) !== UP_TO_DATE).map(({ campaign }) => campaign);
+  const others = ordered.filter(({ campaign }) => attentionRank(campaign) === UP_TO_DATE).map(({ campaign }) => campaign);
+  const shown = [...attention.slice(0, ROWS_SHOWN.attention), ...others.slice(0, ROWS_SHOWN.others)];
+  return { shown, hidden: campaigns.length - shown.length, hiddenAttention: Math.max(0, attention.length - ROWS_SHOWN.attention) };
+}
+
+/** Where the rows left out are: a line under the table, empty when every campaign is shown. */
+export function moreRowsLine(hidden: number, detail: string): SafeHtml | null {
+  if (hidden === 0) return null;
+  return html`<p class="more" data-more>${formatCount(hidden)} more campaigns not shown${detail}: <a href="api/status">api/status</a> lists them all.</p>`;
 }
 
 function accountLine(account: AccountHealth, now: Date): SafeHtml {
@@ -160,7 +183,7 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
   if (failedRead || !snapshot.warehouse.ok) return html`<section class="card" id="campaigns"><h2>Campaigns</h2>${failedRead}</section>`;
   const { campaigns, account } = snapshot.warehouse.value;
   const fleet = snapshot.fleet?.ok ? snapshot.fleet.value : null;
-  const ordered = campaigns.map((campaign, index) => ({ campaign, index })).sort((a, b) => attentionRank(a.campaign) - attentionRank(b.campaign) || a.index - b.index);
+  const { shown, hidden, hiddenAttention } = shownCampaigns(campaigns);
   const behind = campaigns.filter((campaign) => campaign.freshness === "behind").length;
   const failing = campaigns.filter((campaign) => campaign.lastError?.current).length;
   return html`<section class="card" id="campaigns">
@@ -170,7 +193,7 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
       <th>campaign</th><th>status</th><th>last complete sync</th><th>lag</th><th class="num">leads</th><th class="num">replies</th><th class="num">clicks</th>
       <th class="num">opens</th><th class="num">rejected</th><th class="num" title="live rows with a field that deviated from the spec">field issues</th><th>last error</th><th>jobs</th>
     </tr></thead><tbody>
-    ${ordered.map(({ campaign }) => {
+    ${shown.map((campaign) => {
       const rowClass = campaign.lastError?.current ? "failing" : campaign.freshness === "behind" ? "behind" : "";
       return html`<tr class="${rowClass}" data-campaign="${campaign.uid}">
         <td class="name"><span dir="auto" title="${campaign.name ?? ""}">${campaign.name ?? "(no name)"}</span><code title="${campaign.uid}">${campaign.uid}</code></td>
@@ -186,6 +209,7 @@ export function campaignsPanel(snapshot: StatusSnapshot): SafeHtml {
       </tr>`;
     })}
     </tbody></table></div>
+    ${moreRowsLine(hidden, hiddenAttention > 0 ? `, ${formatCount(hiddenAttention)} of them needing attention` : " (all up to date)")}
     <p class="muted small">Behind: the stalest stream's last complete scan is older than the status's cadence plus one discovery period (${formatDuration(snapshot.cadence.discoverEveryMs)}) and 5 min.
       Problems are listed first.</p>
   </section>`;
