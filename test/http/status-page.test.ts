@@ -212,6 +212,23 @@ describe("the page", () => {
     expect(panels).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 
+  it("shows a lead refresh only once one ran: events that needed none are no stream behind", async () => {
+    const account = "refreshes";
+    await upsert(warehouse.db, "campaigns", ["r-1", "r-2"].map((uid) => campaignListingRow(uid, { status: "running", _account: account })), NOW);
+    const scanned = new Date(NOW.getTime() - 30_000);
+    await warehouse.db
+      .insertInto("sync_checkpoints")
+      .values([
+        ...["r-1", "r-2"].flatMap((uid) => CAMPAIGN_STREAMS.map((stream) => ({ account, campaign_uid: uid, stream, last_complete_scan_at: scanned, updated_at: NOW }))),
+        { account, campaign_uid: "r-1", stream: "lead_refresh", last_complete_scan_at: null, updated_at: NOW },
+        { account, campaign_uid: "r-2", stream: "lead_refresh", last_complete_scan_at: scanned, updated_at: NOW },
+      ])
+      .execute();
+    const panels = await panelsOf(account);
+    expect(panels.match(/title="lead_refresh: [^"]*"/g)).toEqual([expect.stringMatching(/last complete scan/)]);
+    expect(panels).not.toMatch(/class="stream[^"]* never"/);
+  });
+
   it("shows the first 300 campaigns needing attention and the first 200 others, and says where the rest are", async () => {
     // Measured with 5,000 campaigns in Chromium before the bound: an 8 MB page, and each 5 s refresh's swap blocked
     // the tab for 11 s. Here only the size, which does not depend on the machine.

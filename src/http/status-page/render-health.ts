@@ -1,6 +1,7 @@
 import type { AccountHealth, CampaignHealth, RecordedError } from "./campaign-health.ts";
 import type { FleetStatus, JobLink } from "./fleet.ts";
 import { clip } from "../../clip.ts";
+import { LEAD_REFRESH } from "../../sync/streams/index.ts";
 import { formatAge, formatAgo, formatCount, formatDuration, formatUtc } from "./format.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { LastUpstreamAnswer } from "./last-answer.ts";
@@ -106,7 +107,10 @@ const STREAM_ORDER = ["campaign_detail", "leads", "lead_refresh", "replies", "li
 const streamOrder = (stream: string) => (STREAM_ORDER.includes(stream) ? STREAM_ORDER.indexOf(stream) : STREAM_ORDER.length);
 
 function streamsCell(campaign: CampaignHealth, now: Date): SafeHtml {
-  const entries = Object.entries(campaign.streams).sort(([a], [b]) => streamOrder(a) - streamOrder(b) || a.localeCompare(b));
+  const entries = Object.entries(campaign.streams)
+    // A lead refresh runs only when events need one: one that never ran is no news, and not a stream behind.
+    .filter(([stream, at]) => !(stream === LEAD_REFRESH && at === null))
+    .sort(([a], [b]) => streamOrder(a) - streamOrder(b) || a.localeCompare(b));
   return html`<div class="streams">${entries.map(([stream, at]) => {
     // The streams older than their rhythm allows are the ones to look at.
     const stalest = campaign.behindStreams.includes(stream);
