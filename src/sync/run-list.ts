@@ -7,12 +7,15 @@ import { writePage } from "./page-writer.ts";
 import { WalkCoverage } from "./soft-delete.ts";
 import type { ListStream, StreamScope } from "./stream.ts";
 import { addCounts, checkpointKey, type StreamOptions, type StreamResult } from "./stream-run.ts";
+import { reportListingIssue, REPEATED } from "./walk-proof.ts";
 
 /**
  * A listing that arrives whole (workspaces, replies): one transaction for the
  * records, soft-deletes and checkpoint. Such a listing has no total to check a
  * short or empty answer against, so a row it leaves out is soft-deleted only
- * when two reads in a row leave it out.
+ * when two reads in a row leave it out. A record it lists more than once is
+ * written once, and named on the run as `<listing>.duplicate`, as a paged
+ * listing's are.
  */
 
 export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
@@ -50,6 +53,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   );
   result.fetched = listing.records.length + listing.rejected.length;
   addCounts(result, counts);
+  reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
   if (!options.collect) return;
   const firstRule = stream.softDelete?.[0];
   // A first read finds every record new; after it, records with a row (live or not) are known.

@@ -1,7 +1,7 @@
 import type { SyncContext } from "./context.ts";
 import { currentRejected, listingTotal, liveRows } from "./counts.ts";
 import type { WalkCoverage } from "./soft-delete.ts";
-import type { PagedStream, StreamScope } from "./stream.ts";
+import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import type { StreamResult } from "./stream-run.ts";
 import type { WalkResult } from "./walk.ts";
 
@@ -74,25 +74,30 @@ export async function judgeWalk<R>(
 export const UNLISTED =
   "records the walk did not see that their lookups found: the listing left them out (or moved them behind the cursor); they were written, and more of them than a walk looks up stay undeleted";
 
-/** Why copies of a record that one page repeated are named on the run. */
+/** Why copies of a record that one answer (a page, or a whole listing) repeated are named on the run. */
 export const REPEATED =
-  "records listed more than once on one page: each copy counts as a position read toward the total, and is written once";
+  "records listed more than once in one answer (a page, or a whole listing): each is written once; a paged walk counts each copy as a position read toward the total";
+
+/** The name a listing's issues go by (README): the resource a paged stream walks, or the stream a whole listing is (workspaces, replies). */
+function listingName(stream: PagedStream<unknown> | ListStream<unknown>): string {
+  return stream.kind === "paged" ? stream.resource : stream.name;
+}
 
 /**
- * Names on the run what a walk found wrong with its listing, as deviating fields are (`<listing>.<what>` in
- * `sync_runs.field_issues` and /metrics), with one warning per walk: pages without a usable total
+ * Names on the run what a read found wrong with its listing, as deviating fields are (`<listing>.<what>` in
+ * `sync_runs.field_issues` and /metrics), with one warning per walk or read: pages without a usable total
  * (`<listing>.total`), records the listing left out that their lookups found (`<listing>.listing`), copies of
- * a record one page repeated (`<listing>.duplicate`).
+ * a record one answer repeated (`<listing>.duplicate`).
  */
 export function reportListingIssue(
   ctx: SyncContext,
-  stream: PagedStream<unknown>,
+  stream: PagedStream<unknown> | ListStream<unknown>,
   scope: StreamScope,
   issue: { what: "total" | "listing" | "duplicate"; count: number; reason: string },
   result: StreamResult,
 ): void {
   if (issue.count === 0) return;
-  const field = `${stream.resource}.${issue.what}`;
+  const field = `${listingName(stream)}.${issue.what}`;
   result.fieldIssues[field] = (result.fieldIssues[field] ?? 0) + issue.count;
   ctx.observer?.onFieldIssues?.(stream.name, field, issue.count);
   ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, field, count: issue.count }, issue.reason);

@@ -4,8 +4,8 @@ import { FINAL_WALKS, isFinalLeadsWalk } from "../../src/sync/campaign-sync.ts";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { APPEND_PROOF_MS } from "../../src/sync/run-paged.ts";
-import { CampaignBusyError, runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
-import type { Lead } from "../../src/upstream/resources.ts";
+import { CampaignBusyError, runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
+import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
@@ -219,6 +219,34 @@ describe("1c. a record one page lists twice", () => {
     // The proof's repeat still stands beside the two rows the warehouse counts: nothing sends it back to the start.
     const opensRequested = h.upstream.requests.slice(since).filter((request) => request.startsWith("/api/v1/campaign/email-open-events/"));
     expect(opensRequested).toEqual([expect.stringContaining("offset=2")]);
+  });
+
+  it("names a record a whole listing (workspaces #18, replies #13) repeats, whatever its copies hold, and writes it once", async () => {
+    const h = await harness(1);
+    const [workspace] = h.upstream.state.workspaces;
+    h.upstream.state.workspaces.push({ ...workspace!, name: "Main (copy)", credits_remaining: 5 });
+    const reply = (classification: Reply["reply_classification"]): Reply => ({
+      id: 7,
+      schedule_id: 1001,
+      body_plain_text: `reply ${classification}`,
+      body_html: `<p>reply ${classification}</p>`,
+      received_on: "2026-05-01T10:00:00.000Z",
+      mail_from: "lead@example.com",
+      subject: "Re: Step 1",
+      reply_classification: classification,
+    });
+    h.upstream.state.replies.set(CAMPAIGN, [reply("positive"), reply("negative")]);
+
+    const discovery = await runDiscovery(h.context());
+    const campaign = await runCampaignSync(h.context(), CAMPAIGN);
+
+    expect(discovery.fieldIssues).toMatchObject({ "workspaces.duplicate": 1 });
+    expect(campaign.fieldIssues).toMatchObject({ "replies.duplicate": 1 });
+    const run = await h.warehouse.db.selectFrom("sync_runs").select("field_issues").where("id", "=", campaign.runId).executeTakeFirstOrThrow();
+    expect(run.field_issues).toMatchObject({ "replies.duplicate": 1 });
+    // One row each, the later copy's values, as for a paged listing.
+    expect(await h.warehouse.db.selectFrom("workspaces").select(["name", "credits_remaining"]).execute()).toEqual([{ name: "Main (copy)", credits_remaining: 5 }]);
+    expect(await h.warehouse.db.selectFrom("replies").select("reply_classification").execute()).toEqual([{ reply_classification: "negative" }]);
   });
 
   it("takes a lead met again on a later page for one that moved: the walk proves nothing and deletes nothing", async () => {
