@@ -251,12 +251,18 @@ export const messageBody = z.looseObject({ message: z.string() });
 export type MessageBody = z.infer<typeof messageBody>;
 
 /**
+ * A listing's total, kept in a 4-byte column (sync_checkpoints.upstream_total): one beyond it is unusable, as a
+ * negative one is, rather than sent to fail its page's transaction with the page's records.
+ */
+const listingTotal = nonNegativeInt32;
+
+/**
  * The `{data, total}` envelope of paginated listings; records stay raw so each
  * is read alone. A total sent as a numeric string is read as its number.
  */
 export const pageEnvelope = z.looseObject({
   data: z.array(z.unknown()),
-  total: z.union([z.number().int().min(0), z.string().regex(/^\s*\d+\s*$/).transform(Number)]),
+  total: z.union([listingTotal, z.string().regex(/^\s*\d+\s*$/).transform(Number).pipe(listingTotal)]),
 });
 
 /** An envelope whose `total` is missing or unusable: its records are still read (the walk then cannot prove it saw them all). */

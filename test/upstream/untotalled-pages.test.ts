@@ -5,7 +5,7 @@ import { rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
 /**
  * A page answer without a usable `total` (missing, null, negative, not a
- * number) or a bare array instead of the envelope: its records are read, its
+ * number, beyond a 4-byte integer) or a bare array instead of the envelope: its records are read, its
  * total is null. Only an answer that holds no array of records fails.
  */
 
@@ -27,6 +27,9 @@ describe("a page without a usable total", () => {
     ["negative", { data: [item("c1")], total: -1 }],
     ["not a number", { data: [item("c1")], total: "many" }],
     ["a fraction", { data: [item("c1")], total: 1.5 }],
+    // The checkpoint keeps a total in a 4-byte column: a larger one would fail the page's transaction.
+    ["beyond a 4-byte integer", { data: [item("c1")], total: 2_147_483_648 }],
+    ["beyond a 4-byte integer, as a numeric string", { data: [item("c1")], total: "3000000000" }],
     ["a bare array", [item("c1")]],
   ])("reads its records with the total null when it is %s, asking once", async (_name, body) => {
     const server = await local.serve((_request, response) => sendJson(response, 200, body));
@@ -35,6 +38,11 @@ describe("a page without a usable total", () => {
     expect(page.records.map((record) => record.value.uid)).toEqual(["c1"]);
     expect(page.total).toBeNull();
     expect(upstream.stats).toEqual({ requests: 1, retries: 0 });
+  });
+
+  it("reads the largest total its checkpoint column holds", async () => {
+    const server = await local.serve((_request, response) => sendJson(response, 200, { data: [item("c1")], total: 2_147_483_647 }));
+    expect((await clientFor(server.url).page("campaigns", { offset: 0 })).total).toBe(2_147_483_647);
   });
 
   it("still reads a total sent as a numeric string", async () => {
