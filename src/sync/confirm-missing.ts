@@ -1,7 +1,8 @@
-import { InvalidRecordError, UpstreamError, type Lookup } from "../upstream/client.ts";
+import { InvalidRecordError, UpstreamError, type Lookup, type RejectedRecord } from "../upstream/client.ts";
 import { NATURAL_KEYS } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { naturalKeyText } from "./natural-keys.ts";
+import { rejectedAnswer } from "./run-lookup.ts";
 import type { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
 import { throwIfAborted } from "./stream-run.ts";
@@ -20,6 +21,9 @@ import { throwIfAborted } from "./stream-run.ts";
  * looked up (a random sample):
  * - a 404 confirms the row gone; an answer shows it present, and it is
  *   written with the walk's completion (its children then count as seen);
+ * - an answer that cannot be placed shows it present too: its row stays live,
+ *   and the answer is set aside with the walk's completion, as a lookup
+ *   stream sets one aside (under the key asked for), so the run ends partial;
  * - when there were more candidates than were asked and every lookup was a
  *   404, the rest are taken as one bulk deletion and deleted with them; when
  *   any was present, the walk missed live records and is not trusted for the
@@ -42,13 +46,15 @@ export interface Confirmation<R> {
   lookups: number;
   /** Records the walk did not see that their lookups found: written with the walk's completion. */
   present: Lookup<R>[];
+  /** Answers that could not be placed: set aside with the walk's completion; their rows are among the undecided. */
+  rejected: RejectedRecord[];
   /** Rows neither confirmed gone nor found: left live for a later walk. */
   undecided: number;
   /** Lookups that failed: their rows are among the undecided. */
   failures: Error[];
 }
 
-export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], undecided: 0, failures: [] };
+export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], rejected: [], undecided: 0, failures: [] };
 
 /** Some rows a walk did not see could not be looked up: they stay live until a later walk confirms them. */
 export class UnconfirmedMissingError extends Error {
@@ -82,6 +88,7 @@ export async function confirmMissing<R>(
   if (candidates.length === 0) return NOTHING_TO_CONFIRM;
   const asked = sample(candidates, rule.lookupsPerWalk);
   const present: Lookup<R>[] = [];
+  const rejected: RejectedRecord[] = [];
   const gone: (string | number)[] = [];
   const kept: (string | number)[] = [];
   const failures: Error[] = [];
@@ -91,9 +98,11 @@ export async function confirmMissing<R>(
       present.push(await rule.fetch(ctx.client, key, ctx.signal));
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
-      // An answer that cannot be placed still shows the record exists; the walks that meet it set it aside.
-      if (error instanceof InvalidRecordError) kept.push(key);
-      else if (error instanceof UpstreamError && error.status === 404) gone.push(key);
+      // An answer that cannot be placed still shows the record exists: its row stays, and the answer is set aside.
+      if (error instanceof InvalidRecordError) {
+        rejected.push(rejectedAnswer(error, key));
+        kept.push(key);
+      } else if (error instanceof UpstreamError && error.status === 404) gone.push(key);
       else {
         failures.push(error instanceof Error ? error : new Error(String(error)));
         kept.push(key);
@@ -110,10 +119,10 @@ export async function confirmMissing<R>(
     gone.map((key) => ({ [column]: key })),
     kept,
   );
-  const counts = { candidates: candidates.length, asked: asked.length, gone: gone.length, present: present.length, undecided: kept.length };
+  const counts = { candidates: candidates.length, asked: asked.length, gone: gone.length, present: present.length, rejected: rejected.length, undecided: kept.length };
   if (kept.length > 0) ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see stay live until a later walk confirms them");
   else ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see were looked up before their deletion");
-  return { lookups: asked.length, present, undecided: kept.length, failures };
+  return { lookups: asked.length, present, rejected, undecided: kept.length, failures };
 }
 
 /** `size` of `keys` at random: a record that answers its lookup but is never listed would otherwise take a place in every walk's sample. */

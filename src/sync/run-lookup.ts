@@ -1,5 +1,5 @@
 import { addStage, stageStart } from "../stage-timings.ts";
-import { InvalidRecordError, UpstreamError } from "../upstream/client.ts";
+import { InvalidRecordError, UpstreamError, type RejectedRecord } from "../upstream/client.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
@@ -14,13 +14,23 @@ import { addCounts, checkpointKey, throwIfAborted, type StreamOptions, type Stre
  * that cannot be placed is rejected under the identifier that was asked for.
  */
 
+/** The key a lookup's answer is set aside under when it cannot be placed: the identifier asked for, which it failed to hold. */
+function requestedKey(id: string | number): string {
+  return `requested=${id}`;
+}
+
+/** A lookup's answer that cannot be placed, as it is set aside: under the identifier asked for, which tells it apart alone. */
+export function rejectedAnswer(error: InvalidRecordError, id: string | number): RejectedRecord {
+  return { ...error.rejected, recordKey: requestedKey(id), keyIdentifies: true };
+}
+
 export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
   const ids = await stream.ids(ctx.db, scope);
   for (const id of ids) {
     throwIfAborted(ctx.signal);
-    const requested = `requested=${id}`;
+    const requested = requestedKey(id);
     const readStartedAt = new Date();
     result.fetched += 1;
     let lookup;
@@ -30,7 +40,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
-        const rejected = { ...error.rejected, recordKey: requested, keyIdentifies: true };
+        const rejected = rejectedAnswer(error, id);
         addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
         continue;
       }

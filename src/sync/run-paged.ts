@@ -200,14 +200,15 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         options.runId,
       );
     };
-    const present = confirmation.present;
-    if (present.length === 0) await inTransaction(ctx.db, completion);
+    const { present, rejected } = confirmation;
+    if (present.length === 0 && rejected.length === 0) await inTransaction(ctx.db, completion);
     else {
-      // Records found by their lookups land with the checkpoint, as a page does; the earliest lookup stands for
-      // when they were observed, so a copy read since by another read is not overwritten.
-      const observedAt = new Date(Math.min(...present.map((lookup) => lookup.observedAt.getTime())));
+      // Records found by their lookups land with the checkpoint, as a page does, and answers that cannot be placed
+      // are set aside with it; the earliest lookup stands for when they were observed, so a copy read since by
+      // another read is not overwritten.
+      const observedAt = present.length === 0 ? walkStartedAt : new Date(Math.min(...present.map((lookup) => lookup.observedAt.getTime())));
       const records = present.map((lookup) => lookup.record);
-      addCounts(result, await writePage(ctx, { stream, scope, records, rejected: [], runId: options.runId, observedAt }, completion));
+      addCounts(result, await writePage(ctx, { stream, scope, records, rejected, runId: options.runId, observedAt }, completion));
     }
     result.proven = proven;
     if (judged.shortOf) throw new IncompleteWalkError(stream.name, judged.shortOf.seen, judged.shortOf.total, pass);

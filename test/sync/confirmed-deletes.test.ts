@@ -152,6 +152,28 @@ describe("confirming the deletions of a proven leads walk", () => {
     expect((await liveLeads(h)).has("L5")).toBe(false);
   });
 
+  it("sets aside a lookup answer that cannot be placed under the key asked for, keeps its lead live, and ends the run partial", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
+    const listed = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+    unlist(h, ["L2"]);
+    // L2's lookup answers wrapped in an envelope: the record it holds has no uid.
+    const wrapped = { data: listed[1] };
+    h.upstream.hook = ({ path, query }) => (path === LOOKUP && query.get("lead_uid") === "L2" ? { status: 200, body: wrapped } : undefined);
+    const summary = await runCampaignSync(h.context(), CAMPAIGN, "leads");
+    expect(summary.outcome).toBe("partial");
+    expect(summary.rejected).toBe(1);
+    const rejected = () => h.warehouse.db.selectFrom("rejected_records").select(["stream", "record_key", "payload", "resolved_at"]).execute();
+    expect(await rejected()).toEqual([{ stream: "leads", record_key: "requested=L2", payload: wrapped, resolved_at: null }]);
+    expect((await liveLeads(h)).has("L2")).toBe(true);
+    expect(await scheduleDeleted(h, 1002)).toBe(false);
+    // Listed again, the lead lands from its listing, and the proven walk resolves the answer set aside.
+    h.upstream.hook = undefined;
+    h.upstream.state.leads.set(CAMPAIGN, listed);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    expect((await rejected())[0]?.resolved_at).not.toBeNull();
+  });
+
   it("does not count a terminal campaign's walk as its final one while a lead it did not see is undecided", async () => {
     const h = await scripted({ status: "running", leads: 30 });
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
