@@ -10,6 +10,9 @@ import { looksLikeInstant, parseInstant } from "./instant.ts";
  *
  * Safe coercions (README, "When the upstream deviates"):
  * - an integer sent as a numeric string ("42", "-7");
+ * - a string sent as a JSON number that is an integer JavaScript reads
+ *   exactly (12345), read as its decimal text ("12345"), held to the string's
+ *   schema as any text;
  * - a boolean sent as "true"/"false", "1"/"0" or 1/0;
  * - a date-time in another ISO 8601 form (an offset other than Z, a space for
  *   T, basic format, no offset), read as the same instant in UTC;
@@ -253,13 +256,38 @@ function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string 
 }
 
 function readString(schema: z.ZodString, raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  if (typeof raw === "number") return readNumberAsText(schema, raw, path, issues);
   if (typeof raw !== "string") return unreadable(path, raw, "a string", issues);
-  if (schema.maxLength !== null && raw.length > schema.maxLength) {
+  return readNonconformingText(schema, raw, raw, path, issues);
+}
+
+/**
+ * A number where a string is documented (an all-digit uid sent as 12345): an integer JavaScript reads exactly is
+ * read as its decimal text, which is what the upstream meant, so a key still places its record. Any other number
+ * is not stored: past 2^53 - 1 JSON.parse has already rounded it, and a fraction's text as sent cannot be told
+ * (1.50 and 1.5 read alike), so either could make two keys one.
+ */
+function readNumberAsText(schema: z.ZodString, raw: number, path: string, issues: FieldIssue[]): string | null {
+  if (!Number.isSafeInteger(raw)) {
+    const why = Number.isInteger(raw) ? "beyond 2^53 - 1, its digits cannot be read exactly" : "not an integer, its text as sent cannot be told";
+    issues.push({ path, reason: `a number where a string is documented, ${why}; not stored`, raw });
+    return null;
+  }
+  const text = String(raw);
+  // The text is held to the same schema as any string, so the reader keeps only what the schema would.
+  if (!schema.safeParse(text).success) return readNonconformingText(schema, text, raw, path, issues);
+  issues.push({ path, reason: "a number where a string is documented; read as its decimal text", raw });
+  return text;
+}
+
+/** Text that breaks its documented length or format; `raw` is what arrived (the number `text` was read from, if one). */
+function readNonconformingText(schema: z.ZodString, text: string, raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  if (schema.maxLength !== null && text.length > schema.maxLength) {
     issues.push({ path, reason: `longer than the documented ${schema.maxLength} characters; kept`, raw });
-    return raw;
+    return text;
   }
   // A string that breaks its format (a time of day) would not fit its column's type.
-  const reasons = schema.safeParse(raw).error?.issues.map((issue) => issue.message).join("; ") ?? "does not match its documented format";
+  const reasons = schema.safeParse(text).error?.issues.map((issue) => issue.message).join("; ") ?? "does not match its documented format";
   issues.push({ path, reason: `${reasons}; not stored`, raw });
   return null;
 }

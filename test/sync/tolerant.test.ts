@@ -5,6 +5,7 @@ import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
 import type { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
+import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
 import { openDeviatingFixture, TEST_KEY, type DeviatingFixture } from "../support/sync.ts";
 
 /**
@@ -115,10 +116,10 @@ describe("an upstream that deviates from its document", () => {
     const schedules = await db.selectFrom("schedules").select(["id", "status", "reply_received", "_field_issues"]).where("lead_uid", "=", victims.lead.uid).orderBy("id").execute();
     expect(schedules.map((row) => row.id).sort()).toEqual(victims.lead.schedules.map((item) => item.id).sort());
     const broken = schedules.find((row) => row.id === deviatingSchedule?.id);
-    expect(broken).toMatchObject({ status: null, reply_received: deviatingSchedule?.reply_received });
+    expect(broken).toMatchObject({ status: "12345", reply_received: deviatingSchedule?.reply_received });
     expect(broken?._field_issues).toEqual({
       leads: {
-        status: { reason: "expected a string, got a number", raw: 12345, first_seen_at: expect.any(String) },
+        status: { reason: "a number where a string is documented; read as its decimal text", raw: 12345, first_seen_at: expect.any(String) },
         reply_received: {
           reason: `boolean sent as "${String(deviatingSchedule?.reply_received)}"; read as ${String(deviatingSchedule?.reply_received)}`,
           raw: String(deviatingSchedule?.reply_received),
@@ -215,5 +216,29 @@ describe("an upstream that deviates from its document", () => {
       const hits = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(name)} t where t::text like ${`%${TEST_KEY}%`}`.execute(fixture.warehouse.db);
       expect({ name, hits: hits.rows[0]?.n }).toEqual({ name, hits: 0 });
     }
+  });
+});
+
+describe("a campaign whose listing sends its all-digit uid as a JSON number", () => {
+  const NUMERIC = "12345";
+  const scripted = useScriptedCampaigns(useTestDatabase("tolerant_numeric"), NUMERIC);
+
+  it("is placed under the uid's decimal text, named on its row, and its leads are synced", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const item = { uid: Number(NUMERIC), name: "Numeric", workspace_id: 1, created_on: "2026-05-01T09:00:00.000Z", status: "running" };
+    h.upstream.hook = ({ path }) => (path === "/api/v1/campaigns/" ? { status: 200, body: { data: [item], total: 1 } } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    expect(summary.outcome).toBe("succeeded");
+    expect(summary.fieldIssues).toMatchObject({ "campaigns.uid": 1 });
+    const campaign = await h.warehouse.db.selectFrom("campaigns").select(["uid", "_field_issues"]).executeTakeFirstOrThrow();
+    expect(campaign).toEqual({
+      uid: NUMERIC,
+      _field_issues: { campaigns: { uid: { reason: "a number where a string is documented; read as its decimal text", raw: 12345, first_seen_at: expect.any(String) } } },
+    });
+    const leads = await h.warehouse.db.selectFrom("leads").select(sql<number>`count(*)::int`.as("n")).where("campaign_uid", "=", NUMERIC).executeTakeFirstOrThrow();
+    expect(leads.n).toBe(3);
+    expect(await h.warehouse.db.selectFrom("rejected_records").select("reason").execute()).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { emailOpens } from "../../src/sync/streams/email-opens.ts";
 import { leadRows } from "../../src/sync/streams/leads.ts";
 import { unknownFields } from "../../src/sync/mapping.ts";
 import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
-import { campaignListItem, contactList, emailSequence } from "../../src/upstream/resources.ts";
+import { campaignListItem, campaignSettings, contactList, emailSequence } from "../../src/upstream/resources.ts";
 import { readTolerant } from "../../src/upstream/tolerant.ts";
 import { rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
@@ -70,9 +70,9 @@ describe("tolerant parsing", () => {
 
     expect(page.records.map((record) => record.value.uid)).toEqual(["c1", "c2", "c3"]);
     expect(page.records[0]).toMatchObject({ value: { brand_new_field: { kept: true } }, issues: [] });
-    expect(page.records[1]?.value).toMatchObject({ uid: "c2", name: null, workspace_id: 7, created_on: null, status: "sleeping" });
+    expect(page.records[1]?.value).toMatchObject({ uid: "c2", name: "42", workspace_id: 7, created_on: null, status: "sleeping" });
     expect(page.records[1]?.issues).toEqual([
-      { path: "name", reason: "expected a string, got a number", raw: 42 },
+      { path: "name", reason: "a number where a string is documented; read as its decimal text", raw: 42 },
       { path: "workspace_id", reason: "integer sent as a string; read as 7", raw: "7" },
       { path: "created_on", reason: "not an ISO 8601 date-time; not stored", raw: "yesterday" },
       { path: "status", reason: expect.stringMatching(/^not one of the documented values \(creating, .*\); kept as text$/), raw: "sleeping" },
@@ -229,6 +229,28 @@ describe("tolerant parsing", () => {
     expect(read.records[0]?.value).toMatchObject({ id: 1, workspace_id: null });
     expect(read.records[0]?.issues).toEqual([{ path: "workspace_id", reason: "beyond 2^53 - 1, cannot be read exactly; not stored", raw: "12345678901234567" }]);
     expect(readTolerant(emailSequence, { id: 1.5 }).issues[0]).toEqual({ path: "id", reason: "expected an integer, got a fraction; not stored", raw: 1.5 });
+  });
+
+  it("reads a string sent as an integer it can read exactly as its decimal text, a key included, and names it; the strict schema still refuses it", () => {
+    const item = { uid: 12345, name: "Numeric", workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
+    // The strict try refuses it, so the tolerant read is the one that names it.
+    expect(campaignListItem.safeParse(item).success).toBe(false);
+    expect(readRecord("campaigns", item)).toEqual({
+      record: { value: { ...item, uid: "12345" }, issues: [{ path: "uid", reason: "a number where a string is documented; read as its decimal text", raw: 12345 }], raw: item },
+    });
+    // Any other number could make two keys one: a fraction's text as sent cannot be told, and JSON.parse rounds past 2^53 - 1.
+    const reasons = [1.5, 2 ** 53].map((uid) => {
+      const outcome = readRecord("campaigns", { ...item, uid });
+      return "rejected" in outcome ? outcome.rejected.reason : "placed";
+    });
+    expect(reasons).toEqual([
+      "uid: a number where a string is documented, not an integer, its text as sent cannot be told; not stored (a key field, so the record cannot be placed)",
+      "uid: a number where a string is documented, beyond 2^53 - 1, its digits cannot be read exactly; not stored (a key field, so the record cannot be placed)",
+    ]);
+    // The text is held to the string's schema: no integer is a time of day.
+    const settings = readTolerant(campaignSettings, { from_time: 100000 });
+    expect(settings.value).toMatchObject({ from_time: null });
+    expect(settings.issues.find((issue) => issue.path === "from_time")).toEqual({ path: "from_time", reason: "must be HH:MM:SS on a 24-hour clock; not stored", raw: 100000 });
   });
 
   it("keeps no character PostgreSQL cannot store in the message of an error (it is kept with the run)", async () => {
