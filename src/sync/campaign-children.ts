@@ -39,3 +39,19 @@ export async function lockCampaignOf(trx: Executor, stream: Pick<StreamDefinitio
 export async function deleteChildrenAgain(trx: Executor, uid: string, deletedAt: Date): Promise<void> {
   await cascadeDeletes(trx, CAMPAIGN_CHILDREN, { uid, _deleted_at: deletedAt }, deletedAt);
 }
+
+/**
+ * Whether the warehouse holds a newer detail read of the campaign than one observed at `observedAt`, or its
+ * deletion after that moment: the leads and events rhythms each read the detail (the events rhythm after a
+ * 404), under locks of their own, and discovery deletes a campaign under none, so a detail requested earlier
+ * can land later, and would write its older sending domains over the newer ones or bring the deleted campaign
+ * back. The row is taken FOR UPDATE: a second detail of the campaign waits, then sees this one.
+ */
+export async function campaignDetailSuperseded(trx: Executor, scope: StreamScope, observedAt: Date): Promise<boolean> {
+  const { rows } = await sql<{ detail_observed_at: Date | null; deleted_at: Date | null }>`
+    SELECT _detail_observed_at AS detail_observed_at, _deleted_at AS deleted_at FROM campaigns WHERE uid = ${scope.campaignUid} FOR UPDATE`.execute(trx);
+  const held = rows[0];
+  if (held === undefined) return false;
+  const after = (at: Date | null) => at !== null && new Date(at).getTime() > observedAt.getTime();
+  return after(held.detail_observed_at) || after(held.deleted_at);
+}

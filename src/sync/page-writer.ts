@@ -128,7 +128,8 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
   const syncedAt = new Date();
   const written = await inTransaction(ctx.db, async (trx) => {
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);
-    const count = await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
+    const superseded = write.records.length > 0 && (await stream.supersededIn?.(trx, scope, write.observedAt)) === true;
+    const count = superseded ? 0 : await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
     if (campaignDeletedAt !== null && scope.campaignUid !== null) await deleteChildrenAgain(trx, scope.campaignUid, campaignDeletedAt);
     await recordRejected(
       trx,
@@ -146,7 +147,7 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
       })),
       syncedAt,
     );
-    await alsoInTransaction(trx);
+    if (!superseded) await alsoInTransaction(trx);
     return count;
   });
   for (const record of rejected) ctx.observer?.onRejected?.(record.stream);

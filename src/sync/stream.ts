@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Listing, Lookup, PagedResource, ReadRecord, RejectedRecord, UpstreamClient } from "../upstream/client.ts";
+import type { Executor } from "../warehouse/column-arrays.ts";
 import type { Database } from "../warehouse/database.ts";
 import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 
@@ -97,6 +98,13 @@ interface StreamBase<R> {
   copiesInto?: SyncedTableName[];
   /** Table and filter whose live rows (plus rejected records) should number the upstream's records: checked by `verify` and after an append walk. */
   completeness?: { table: SyncedTableName; within(scope: StreamScope): Record<string, string> };
+  /**
+   * Whether the warehouse already holds a newer observation than this answer's (observed at `observedAt`) of
+   * what it would write: an answer that arrived late, after a newer one or after its record's deletion, then
+   * writes nothing. Run first in the answer's transaction; it locks what it reads, so that two answers of one
+   * record are written one after the other.
+   */
+  supersededIn?(trx: Executor, scope: StreamScope, observedAt: Date): Promise<boolean>;
 }
 
 /**

@@ -3,7 +3,7 @@ import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { holdRequests } from "../support/scripted-upstream.ts";
 import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
 import { campaignLag, campaignStatus } from "../../src/sync/status.ts";
-import type { Lead } from "../../src/upstream/resources.ts";
+import type { Campaign, Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
 
@@ -104,6 +104,61 @@ describe("a campaign deleted upstream while one of its pages is in flight", () =
       expect(rows).toHaveLength(3);
       expect(rows.map((row) => row._deleted_at)).toEqual([deletedAt, deletedAt, deletedAt]);
     }
+  });
+});
+
+describe("a campaign detail that lands late", () => {
+  const liveDomains = async (h: Awaited<ReturnType<typeof scripted>>) =>
+    (await h.warehouse.db.selectFrom("campaign_sending_domains").select("domain_id").where("campaign_uid", "=", CAMPAIGN).where("_deleted_at", "is", null).execute())
+      .map((row) => row.domain_id)
+      .sort();
+  const historyOf = async (h: Awaited<ReturnType<typeof scripted>>) =>
+    (await h.warehouse.db.selectFrom("campaign_history").select("settings").where("campaign_uid", "=", CAMPAIGN).orderBy("valid_from").execute()).map(
+      (row) => (row.settings as { sending_domains: number[] }).sending_domains,
+    );
+
+  it("writes nothing over a newer detail read: the sending domains and the history stay the newer ones", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T09:00:00.000Z" });
+    const ctx = () => h.context({ locks: h.warehouse.locks });
+    expect((await runCampaignSync(ctx(), CAMPAIGN)).outcome).toBe("succeeded");
+    expect(await liveDomains(h)).toEqual([1]);
+    // The leads rhythm asks for the detail, answered as the campaign stood then (domain 1), but slow to arrive.
+    const asAsked = { status: 200, body: structuredClone(h.upstream.state.campaigns[0]) };
+    const held = holdRequests(h.upstream, "/api/v1/campaign/", () => asAsked);
+    const leadsRhythm = runCampaignSync(ctx(), CAMPAIGN, "leads");
+    await held.reached;
+    // Meanwhile the campaign moves to domain 2, and the events rhythm (a lock of its own) reads the detail after
+    // one 404 on the replies, to know whether the campaign is gone.
+    (h.upstream.state.campaigns[0] as Campaign).settings.sending_domains = [2];
+    let replies = 0;
+    h.upstream.hook = (request) => (request.path === "/api/v1/replies/" && ++replies === 1 ? { status: 404, body: { message: "Not found" } } : undefined);
+    await runCampaignSync(ctx(), CAMPAIGN, "events");
+    expect({ domains: await liveDomains(h), history: await historyOf(h) }).toEqual({ domains: [2], history: [[1], [2]] });
+    held.release();
+    await leadsRhythm;
+    expect({ domains: await liveDomains(h), history: await historyOf(h) }).toEqual({ domains: [2], history: [[1], [2]] });
+  });
+
+  it("does not bring back a campaign deleted after it was requested, nor its sending domains", async () => {
+    const h = await scripted({ status: "running", leads: 2 });
+    const db = h.warehouse.db;
+    expect((await runFullSync(h.context({ locks: h.warehouse.locks }))).outcome).toBe("succeeded");
+    const asAsked = { status: 200, body: structuredClone(h.upstream.state.campaigns[0]) };
+    const held = holdRequests(h.upstream, "/api/v1/campaign/", () => asAsked);
+    const walking = runCampaignSync(h.context({ locks: h.warehouse.locks }), CAMPAIGN, "leads");
+    await held.reached;
+    h.upstream.hook = undefined;
+    h.upstream.state.campaigns.splice(0);
+    h.upstream.state.leads.delete(CAMPAIGN);
+    expect((await runDiscovery(h.context({ locks: h.warehouse.locks }))).outcome).toBe("succeeded");
+    const { _deleted_at: deletedAt } = await db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", CAMPAIGN).executeTakeFirstOrThrow();
+    expect(deletedAt).toBeInstanceOf(Date);
+    const history = await historyOf(h);
+    held.release();
+    await walking;
+    const campaign = await db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", CAMPAIGN).executeTakeFirstOrThrow();
+    const domains = await db.selectFrom("campaign_sending_domains").select("_deleted_at").where("campaign_uid", "=", CAMPAIGN).execute();
+    expect({ campaign: campaign._deleted_at, domains: domains.map((row) => row._deleted_at), history: await historyOf(h) }).toEqual({ campaign: deletedAt, domains: [deletedAt], history });
   });
 });
 

@@ -2,7 +2,7 @@ import type { RecordOf } from "../../upstream/client.ts";
 import { campaign, campaignSettings } from "../../upstream/resources.ts";
 import { issuesAt } from "../../upstream/tolerant.ts";
 import { instant, unknownFields, withoutUnreadable } from "../mapping.ts";
-import { CAMPAIGN_CHILDREN } from "../campaign-children.ts";
+import { CAMPAIGN_CHILDREN, campaignDetailSuperseded } from "../campaign-children.ts";
 import type { LookupStream } from "../stream.ts";
 
 type Campaign = RecordOf<"campaign_detail">;
@@ -97,4 +97,5 @@ export const campaignDetail: LookupStream<Campaign> = {
       keys: (record) => sendingDomainsOf(record)?.map((domainId) => ({ campaign_uid: record.uid, domain_id: domainId })) ?? null,
     },
   ],
+  supersededIn: campaignDetailSuperseded,
 };
