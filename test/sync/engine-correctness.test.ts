@@ -334,6 +334,36 @@ describe("3. records that are present whatever else is wrong with them", () => {
     expect(await h.warehouse.db.selectFrom("schedules").select("_deleted_at").where("id", "=", 1001).executeTakeFirstOrThrow()).toEqual({ _deleted_at: null });
   });
 
+  it("keeps the readable sending domains of a campaign whose list holds one it cannot read, and soft-deletes none it no longer lists until the list reads whole", async () => {
+    const h = await harness(1);
+    const settings = h.upstream.state.campaigns[0]!.settings as { sending_domains: unknown[] };
+    const domains = async () => {
+      const rows = await h.warehouse.db.selectFrom("campaign_sending_domains").select(["domain_id", "_deleted_at"]).where("campaign_uid", "=", CAMPAIGN).orderBy("domain_id").execute();
+      return rows.map((row) => [Number(row.domain_id), row._deleted_at === null ? "live" : "deleted"]);
+    };
+    settings.sending_domains = [1, 2, 3];
+    await runCampaignSync(h.context(), CAMPAIGN);
+    // Domain 4 is new; 2 and 3 are no longer listed, and the entry that cannot be read may be either.
+    settings.sending_domains = [1, 4, null];
+    const summary = await runCampaignSync(h.context(), CAMPAIGN);
+    expect(summary.outcome).toBe("succeeded");
+    expect(summary.fieldIssues).toMatchObject({ "campaigns.settings.sending_domains.*": 1 });
+    expect(await domains()).toEqual([
+      [1, "live"],
+      [2, "live"],
+      [3, "live"],
+      [4, "live"],
+    ]);
+    settings.sending_domains = [1, 4];
+    await runCampaignSync(h.context(), CAMPAIGN);
+    expect(await domains()).toEqual([
+      [1, "live"],
+      [2, "deleted"],
+      [3, "deleted"],
+      [4, "live"],
+    ]);
+  });
+
   it("keeps a reply that lost its schedule_id by its id, and still soft-deletes the replies that are gone", async () => {
     const h = await harness(2);
     const replyTo = (id: number, scheduleId: number) => ({

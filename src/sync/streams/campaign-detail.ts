@@ -17,11 +17,18 @@ function extraOf(record: Campaign): Record<string, unknown> | null {
   return { ...top, ...(settings === null ? {} : { settings }) };
 }
 
-/** The sending domain ids, or null when the list (or one of its ids) could not be read. */
-function sendingDomainsOf(record: Campaign): number[] | null {
+/** The sending domain ids that could be read: an unreadable one is named on the campaign's row, and costs no other. */
+function readableSendingDomains(record: Campaign): number[] {
+  return (record.settings?.sending_domains ?? []).filter((id) => id !== null);
+}
+
+/**
+ * The sending domains the campaign vouches for, or null when its list (or one of its ids) could not be read: a
+ * domain it no longer lists cannot then be told from the unreadable one, so none is taken for removed.
+ */
+function listedSendingDomains(record: Campaign): number[] | null {
   const ids = record.settings?.sending_domains ?? null;
-  if (ids === null || ids.some((id) => id === null)) return null;
-  return ids as number[];
+  return ids === null || ids.includes(null) ? null : readableSendingDomains(record);
 }
 
 /** One campaign in full (#2): settings flattened onto `campaigns`, sending domains as child rows. */
@@ -87,14 +94,14 @@ export const campaignDetail: LookupStream<Campaign> = {
     );
     return {
       campaigns: [campaignRow],
-      campaign_sending_domains: (sendingDomainsOf(record) ?? []).map((domainId) => ({ campaign_uid: record.uid, domain_id: domainId })),
+      campaign_sending_domains: readableSendingDomains(record).map((domainId) => ({ campaign_uid: record.uid, domain_id: domainId })),
     };
   },
   softDelete: [
     {
       table: "campaign_sending_domains",
       within: (scope) => ({ campaign_uid: scope.campaignUid ?? "" }),
-      keys: (record) => sendingDomainsOf(record)?.map((domainId) => ({ campaign_uid: record.uid, domain_id: domainId })) ?? null,
+      keys: (record) => listedSendingDomains(record)?.map((domainId) => ({ campaign_uid: record.uid, domain_id: domainId })) ?? null,
     },
   ],
   supersededIn: campaignDetailSuperseded,
