@@ -4,7 +4,7 @@ import { loadConfig } from "../config.ts";
 export function register(program: Command): void {
   program
     .command("sync")
-    .description("one full walk of the account in this process (no Redis); exit 0 only if every stream finished")
+    .description("one full walk of the account in this process (no Redis); exit 0 only if the run succeeded")
     .requiredOption("--once", "run once and exit (the worker keeps syncing on a schedule)")
     .option("--campaign <uid>", "limit the run to one campaign's streams")
     .action(async (options: { once: boolean; campaign?: string }) => {

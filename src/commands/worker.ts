@@ -57,7 +57,7 @@ function stallTuning(stallTimeoutMs: number): Partial<WorkerTuning> {
 export function register(program: Command): void {
   program
     .command("worker")
-    .description("BullMQ workers and the discovery scheduler; the status page, /healthz, /metrics and /admin/queues over HTTP")
+    .description("BullMQ workers and the discovery scheduler; the status page, /livez, /readyz, /metrics and /admin/queues over HTTP")
     .option("--concurrency <n>", "campaign-sync jobs run at once by this process (overrides COLDSYNC_CONCURRENCY)")
     .option("--port <n>", "port for the status page, health, metrics and the queue dashboard (overrides COLDSYNC_HTTP_PORT)")
     .option("--stall-timeout <duration>", "how long the job of a worker that died waits before another worker resumes it", "30s")
