@@ -6,7 +6,7 @@ import type { RowInput, SyncedTableName } from "../warehouse/tables.ts";
 import { recordRejected, upsert } from "../warehouse/upsert.ts";
 import { deleteChildrenAgain, lockCampaignOf } from "./campaign-children.ts";
 import type { SyncContext } from "./context.ts";
-import { sourceOf, type RowBatch, type StreamDefinition, type StreamScope } from "./stream.ts";
+import { sourceOf, type RowBatch, type RowContext, type StreamDefinition, type StreamScope } from "./stream.ts";
 import type { WriteCounts } from "./stream-run.ts";
 
 /**
@@ -19,7 +19,13 @@ export interface PageWrite<R> {
   stream: StreamDefinition<R>;
   scope: StreamScope;
   records: readonly ReadRecord<R>[];
-  /** Records of the page that could not be placed. */
+  /**
+   * How many of `records`, the first ones, an earlier page of the same walk brought already (its anchor, and what
+   * moved before the cursor): written again as this newer answer has them, but their parts that cannot be placed
+   * and their field issues were counted and set aside with that page.
+   */
+  alreadyRead?: number;
+  /** Records of the page that could not be placed, and that no earlier page brought. */
   rejected: readonly RejectedRecord[];
   runId: number;
   /** When the request that got the page was sent. */
@@ -31,35 +37,51 @@ const RETRYABLE_SQLSTATES = new Set(["40P01", "40001"]);
 
 interface MappedPage {
   batch: RowBatch;
-  /** The page's own rejected records and the parts its records could not place. */
+  /** The parts the records past `alreadyRead` could not place. */
   rejected: RejectedRecord[];
+  /** Per table: where the rows of the records past `alreadyRead` start. */
+  freshFrom: Partial<Record<SyncedTableName, number>>;
 }
 
-/** The page's rows per table (upsert() keeps one per natural key, the last), and what could not be placed. */
-export function mapPage<R>(stream: StreamDefinition<R>, records: readonly ReadRecord<R>[], scope: StreamScope, observedAt: Date): MappedPage {
+/**
+ * The page's rows per table (upsert() keeps one per natural key, the last), and what the records past the first
+ * `alreadyRead` could not place.
+ */
+export function mapPage<R>(stream: StreamDefinition<R>, records: readonly ReadRecord<R>[], scope: StreamScope, observedAt: Date, alreadyRead = 0): MappedPage {
   const mappingStart = stageStart();
   const batch: Record<string, unknown[]> = {};
   const rejected: RejectedRecord[] = [];
-  for (const record of records) {
-    const context = {
-      scope,
-      observedAt,
-      reject: (part: Omit<RejectedRecord, "stream" | "parentKey">) => rejected.push({ ...part, stream: sourceOf(stream), parentKey: stream.key(record.value) }),
-    };
-    for (const [table, rows] of Object.entries(stream.rows(record, context))) {
+  const source = sourceOf(stream);
+  const mapRecord = (record: ReadRecord<R>, reject: RowContext["reject"]) => {
+    for (const [table, rows] of Object.entries(stream.rows(record, { scope, observedAt, reject }))) {
       if (rows && rows.length > 0) (batch[table] ??= []).push(...rows);
     }
+  };
+  const readBefore = Math.min(alreadyRead, records.length);
+  for (let index = 0; index < readBefore; index += 1) mapRecord(records[index] as ReadRecord<R>, setAsideBefore);
+  const freshFrom = rowCounts(batch);
+  for (let index = readBefore; index < records.length; index += 1) {
+    const record = records[index] as ReadRecord<R>;
+    mapRecord(record, (part) => rejected.push({ ...part, stream: source, parentKey: stream.key(record.value) }));
   }
   addStage("mapping", mappingStart);
-  return { batch: batch as RowBatch, rejected };
+  return { batch: batch as RowBatch, rejected, freshFrom };
 }
 
-/** Deviating fields per `table.field`, counted over the rows that carry any (array positions as `*`). */
-function countFieldIssues(batch: RowBatch): Record<string, number> {
+/** The parts of a record an earlier page brought were set aside with that page. */
+function setAsideBefore(): void {}
+
+/** Rows per table so far. */
+function rowCounts(batch: Record<string, unknown[]>): Partial<Record<SyncedTableName, number>> {
+  return Object.fromEntries(Object.entries(batch).map(([table, rows]) => [table, rows.length]));
+}
+
+/** Deviating fields per `table.field`, counted over the rows from `freshFrom` on that carry any (array positions as `*`). */
+function countFieldIssues(batch: RowBatch, freshFrom: Partial<Record<SyncedTableName, number>>): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const [table, rows] of Object.entries(batch)) {
-    for (const row of rows as { _field_issues?: unknown }[]) {
-      const issues = row._field_issues as Record<string, unknown> | null | undefined;
+  for (const [table, rows] of Object.entries(batch) as [SyncedTableName, { _field_issues?: unknown }[]][]) {
+    for (let index = freshFrom[table] ?? 0; index < rows.length; index += 1) {
+      const issues = rows[index]?._field_issues as Record<string, unknown> | null | undefined;
       if (!issues) continue;
       for (const path of Object.keys(issues)) {
         const field = `${table}.${path.replace(/\.\d+(?=\.|$)/g, ".*")}`;
@@ -122,9 +144,9 @@ export async function writeRows(
 
 export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoInTransaction: (trx: Transaction<Database>) => Promise<void>): Promise<WriteCounts> {
   const { stream, scope } = write;
-  const { batch, rejected: parts } = mapPage(stream, write.records, scope, write.observedAt);
+  const { batch, rejected: parts, freshFrom } = mapPage(stream, write.records, scope, write.observedAt, write.alreadyRead);
   const rejected = [...write.rejected.map((record) => ({ ...record, skipped: record.skipped ?? stream.childrenOf?.(record.payload) ?? 0 })), ...parts];
-  const fieldIssues = countFieldIssues(batch);
+  const fieldIssues = countFieldIssues(batch, freshFrom);
   const syncedAt = new Date();
   const written = await inTransaction(ctx.db, async (trx) => {
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);

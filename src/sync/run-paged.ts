@@ -108,7 +108,8 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         const page = walked.page;
         const counts = await writePage(
           ctx,
-          { stream, scope, records: page.records, rejected: page.rejected, runId: options.runId, observedAt: page.observedAt },
+          // The whole page is written, its newest copy of what an earlier page brought too; what the run counts and sets aside lies past the anchor.
+          { stream, scope, records: page.records, alreadyRead: page.records.length - walked.fresh.length, rejected: walked.freshRejected, runId: options.runId, observedAt: page.observedAt },
           (trx) =>
             saveCheckpoint(
               trx,
@@ -125,9 +126,10 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
             ),
         );
         budget.release(page);
-        result.fetched += page.records.length + page.rejected.length;
+        result.fetched += walked.fresh.length + walked.freshRejected.length;
         addCounts(result, counts);
         if (options.collect) result.fresh.push(...walked.fresh.map((record) => record.value));
+        // The proof counts positions read: the anchor among them, met again as one record.
         coverage.add(page.records, page.rejected);
         lastOffset = walked.nextOffset;
         lastTail = walked.tail;

@@ -1,4 +1,4 @@
-import type { Page, ReadRecord } from "../upstream/client.ts";
+import type { Page, ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import { isLastPage, servedPageSize } from "../upstream/paging.ts";
 import { rejectedIdentity } from "../upstream/parsing.ts";
 
@@ -58,6 +58,8 @@ export interface WalkPage<R> {
   tail: string[];
   /** Records in this page past the anchor: the ones this walk had not read yet. */
   fresh: ReadRecord<R>[];
+  /** The page's records that could not be placed past the anchor: an anchor, or what lies before it, was met on an earlier page. */
+  freshRejected: RejectedRecord[];
   /** How many times the walk has started over so far; keys gathered before a restart no longer describe the listing. */
   restarts: number;
 }
@@ -158,7 +160,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       continue;
     }
     const keys = listedKeys(page, options.key);
-    let fresh = page.records;
+    let fresh = { records: page.records, rejected: page.rejected };
     if (request.anchor !== "none") {
       const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
       if (anchorAt === -1) {
@@ -168,17 +170,17 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
         continue;
       }
       if (request.anchor === "near" && anchorAt > 0 && compare(page.total, lastTotal) > 0) arrived += 1;
-      fresh = page.records.slice(placedUpTo(page, anchorAt));
+      fresh = pastAnchor(page, anchorAt);
     }
     const nextOffset = request.offset + received;
     lastTotal = page.total;
     tail = [...tail, ...keys].slice(-TAIL_LENGTH);
     // A page that brings nothing past the anchor and moves the cursor nowhere is the end, whatever the total claims.
-    const stalled = fresh.length === 0 && page.rejected.length === 0 && nextOffset <= request.reached;
+    const stalled = fresh.records.length === 0 && fresh.rejected.length === 0 && nextOffset <= request.reached;
     const last = stalled || isLastPage(received, nextOffset, page.total, pageSize);
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
-    yield { page, nextOffset, tail, fresh, restarts };
+    yield { page, nextOffset, tail, fresh: fresh.records, freshRejected: fresh.rejected, restarts };
     if (last) return { total: totalUnknown ? null : page.total, fromStart, restarts, vanished, arrived };
   }
 }
@@ -201,10 +203,11 @@ function listedKeys<R>(page: Page<R>, key: (record: R) => string): string[] {
   return keys;
 }
 
-/** How many of the page's placed records stand at or before `index` of its listed keys. */
-function placedUpTo<R>(page: Page<R>, index: number): number {
-  const rejectedBefore = page.rejected.filter((rejected) => (rejected.position ?? Number.POSITIVE_INFINITY) <= index).length;
-  return index + 1 - rejectedBefore;
+/** The page's placed and rejected records that stand after `index` of its listed keys (the anchor's). */
+function pastAnchor<R>(page: Page<R>, index: number): { records: ReadRecord<R>[]; rejected: RejectedRecord[] } {
+  // Rejected records come in the order they were listed: those at or before the anchor are the first ones.
+  const rejectedUpTo = page.rejected.filter((rejected) => (rejected.position ?? Number.POSITIVE_INFINITY) <= index).length;
+  return { records: page.records.slice(index + 1 - rejectedUpTo), rejected: page.rejected.slice(rejectedUpTo) };
 }
 
 /** Index in `keys` of the newest tail key present, or -1. */

@@ -1,10 +1,11 @@
 import { sql } from "kysely";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { FINAL_WALKS, isFinalLeadsWalk } from "../../src/sync/campaign-sync.ts";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { APPEND_PROOF_MS } from "../../src/sync/run-paged.ts";
 import { CampaignBusyError, runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
+import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
 import { useTestDatabase } from "../support/database.ts";
@@ -29,6 +30,17 @@ async function liveLeads(h: Harness): Promise<string[]> {
   const rows = await h.warehouse.db.selectFrom("leads").select("uid").where("campaign_uid", "=", CAMPAIGN).where("_deleted_at", "is", null).execute();
   return rows.map((row) => row.uid).sort();
 }
+
+/** A client of the harness's upstream with a small page size, so that page boundaries fall where a test wants them. */
+const clients: UpstreamClient[] = [];
+function smallPages(h: Harness, pageSize: number): UpstreamClient {
+  const client = new UpstreamClient({ baseUrl: h.upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000, pageSize });
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+});
 
 const leadsOf = (h: Harness) => h.upstream.state.leads.get(CAMPAIGN) as Lead[];
 const uids = (leads: readonly Lead[]) => leads.map((lead) => lead.uid).sort();
@@ -428,6 +440,33 @@ describe("4. rejected records", () => {
     h.upstream.hook = undefined;
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
     expect(await currentRejected(h.warehouse.db, "acme", "leads", CAMPAIGN)).toBe(0);
+  });
+});
+
+describe("4b. a record at a page boundary", () => {
+  it("is counted once, though the next page, asked one record early, starts with it: rejected, what it held, its parts and its field issues", async () => {
+    const h = await harness(5);
+    // Pages of 2: L2 ends the first page and anchors the second, L3 ends the second and anchors the third.
+    const [, second, third] = leadsOf(h) as [Lead, Lead, Lead];
+    delete (second as Partial<Lead>).uid;
+    (third.contact as { id: number | null }).id = null;
+    (third.schedules[0] as { status: unknown }).status = 12345;
+    const summary = await runFullSync(h.context({ client: smallPages(h, 2) }));
+    const db = h.warehouse.db;
+    const rows = await db.selectFrom("rejected_records").select(["record_key", "parent_key", "times_seen"]).orderBy("parent_key").execute();
+    const run = await db.selectFrom("sync_runs").select(["rejected", "skipped", "counts", "field_issues"]).where("id", "=", summary.runId).executeTakeFirstOrThrow();
+    // L2 could not be placed, with its contact and schedule; L3's contact could not be placed either. The run met each once.
+    expect(rows).toEqual([
+      { record_key: null, parent_key: "L3", times_seen: 1 },
+      { record_key: null, parent_key: null, times_seen: 1 },
+    ]);
+    expect({ outcome: summary.outcome, rejected: run.rejected, skipped: run.skipped, leads: (run.counts as Record<string, unknown>).leads }).toEqual({
+      outcome: "partial",
+      rejected: 2,
+      skipped: 2,
+      leads: expect.objectContaining({ fetched: 5, rejected: 2, skipped: 2 }),
+    });
+    expect(run.field_issues).toEqual({ "leads.contact.id": 1, "schedules.status": 1 });
   });
 });
 

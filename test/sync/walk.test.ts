@@ -51,17 +51,19 @@ function scripted(listing: () => Listing, script: Script = {}) {
   return { fetch, offsets };
 }
 
-async function collect(options: Omit<WalkOptions<string>, "key" | "pageSize">): Promise<{ seen: Set<string>; result: WalkResult; fresh: string[] }> {
+async function collect(options: Omit<WalkOptions<string>, "key" | "pageSize">): Promise<{ seen: Set<string>; result: WalkResult; fresh: string[]; freshRejected: string[] }> {
   const seen = new Set<string>();
   const fresh: string[] = [];
+  const freshRejected: string[] = [];
   const pages = walk({ key: (record) => record, pageSize: LIMIT, ...options });
   let step = await pages.next();
   while (!step.done) {
     for (const record of step.value.page.records) seen.add(record.value);
     fresh.push(...step.value.fresh.map((record) => record.value));
+    freshRejected.push(...step.value.freshRejected.map((record) => (record.payload as { value: string }).value));
     step = await pages.next();
   }
-  return { seen, result: step.value, fresh };
+  return { seen, result: step.value, fresh, freshRejected };
 }
 
 const records = (count: number, prefix = "r") => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
@@ -244,6 +246,31 @@ describe("walk", () => {
     expect(fresh).toEqual(listing.filter((record) => !unplaceable.has(record)));
     expect(result).toEqual({ total: 25, fromStart: true, restarts: 0, vanished: 0, arrived: 0 });
     expect(source.offsets).toEqual([0, 9, 18]);
+  });
+
+  it("reports a record that could not be placed as fresh once, though it ends a page and so anchors the next", async () => {
+    const listing = records(25);
+    // r9 ends the first page, r18 the second: each comes again as the next page's anchor.
+    const unplaceable = new Set(["r5", "r9", "r18"]);
+    const source = scripted(() => listing, { unplaceable: (record) => unplaceable.has(record) });
+    const { fresh, freshRejected } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(freshRejected).toEqual(["r5", "r9", "r18"]);
+    expect(fresh).toEqual(listing.filter((record) => !unplaceable.has(record)));
+  });
+
+  it("without a total, ends at the anchored page that holds only its anchor, though the anchor could not be placed", async () => {
+    const listing = records(23);
+    const source = scripted(() => listing, {
+      cap: 4,
+      total: () => null,
+      unplaceable: (record) => record === "r22",
+      before: (request) => {
+        if (request > 20) throw new Error("the walk keeps asking for its last page");
+      },
+    });
+    const { freshRejected, result } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect({ freshRejected, total: result.total }).toEqual({ freshRejected: ["r22"], total: null });
+    expect(source.offsets).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 22]);
   });
 
   it("gives up on a listing that never holds still", async () => {
