@@ -16,8 +16,9 @@ import { sql, type Kysely } from "kysely";
  * never existed: the new name with the old settings. Settings, the name among
  * them, are now versioned by detail reads: while the listing's observation is
  * the newer one, a version keeps the name of the open version, and the
- * listing adds a version only for a new status. The function is 0011's with
- * that change.
+ * listing adds a version only for a new status. A campaign no detail read
+ * ever placed has the listing's name alone, which is versioned as it comes.
+ * The function is 0011's with that change.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE OR REPLACE FUNCTION record_campaign_history(target_uid text) RETURNS void
@@ -36,7 +37,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         has_open_row := FOUND;
         SELECT c.status,
                jsonb_build_object(
-                 'name', CASE WHEN has_open_row AND c._observed_at IS DISTINCT FROM c._detail_observed_at
+                 'name', CASE WHEN has_open_row AND c._observed_at > c._detail_observed_at
                               THEN open_row.settings -> 'name'
                               ELSE to_jsonb(c.name) END,
                  'reply_to_address', c.reply_to_address,

@@ -70,6 +70,13 @@ describe.each(backends)("history triggers on $name", (backend) => {
     ]);
   });
 
+  it("version a listing's rename of a campaign no detail read ever placed: its name has no other source", async () => {
+    const { db } = warehouse();
+    await upsert(db, "campaigns", [campaignListingRow("a", { _observed_at: T1 })], T1);
+    await upsert(db, "campaigns", [campaignListingRow("a", { name: "Renamed", _observed_at: T2 })], T2);
+    expect((await campaignHistory()).map((row) => (row.settings as { name: string }).name)).toEqual(["Campaign a", "Renamed"]);
+  });
+
   it("follow the campaign's sending domains: one row per changed set, also when a domain goes away", async () => {
     const { db } = warehouse();
     await upsert(db, "campaigns", [campaignDetailRow("a")], T1);
