@@ -25,13 +25,6 @@ function flagProblems(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
 }
 
-/** The flags read by `schema`, or a ConfigError naming every invalid one. */
-export function readFlags<Schema extends z.ZodObject>(schema: Schema, given: GivenFlags<Schema>): z.output<Schema> {
-  const parsed = schema.safeParse(given);
-  if (!parsed.success) throw new ConfigError(flagProblems(parsed.error));
-  return parsed.data;
-}
-
 /**
  * The flags read by `schema` and the configuration `loadConfig` reads, or one
  * ConfigError with the problems of both: a user fixes them all in one go.

@@ -176,7 +176,7 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
 /** Refuses a warehouse that lacks migrations, and closes the runs of a worker that was killed as aborted. */
 async function prepareWarehouse(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
   await requireMigrated(runtime.warehouse);
-  // Now, not when a run of the same campaign next opens.
+  // Before any run opens: the status page and /metrics count a dead worker's runs as running until then.
   const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
   if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");
 }

@@ -168,7 +168,7 @@ export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, 
   const held = await locks.held(db, running.flatMap((row) => (row.holder === null ? [] : [row.holder])));
   const abandoned = running.filter((row) => row.holder === null || !held.has(row.holder)).map((row) => row.id);
   if (abandoned.length === 0) return 0;
-  await db
+  const closed = await db
     .updateTable("sync_runs")
     .set({
       outcome: "aborted",
@@ -177,6 +177,7 @@ export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, 
     })
     .where("id", "in", abandoned)
     .where("outcome", "=", "running")
-    .execute();
-  return abandoned.length;
+    .executeTakeFirst();
+  // Not `abandoned.length`: a run that finished between the read and the update, or that another sweep closed, is not closed here.
+  return Number(closed.numUpdatedRows);
 }

@@ -29,7 +29,7 @@ export async function migrateToLatest(warehouse: Warehouse): Promise<{ applied: 
 }
 
 /** Names of the migrations not yet applied to the warehouse, in order. */
-export async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
+async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
   const known = await migratorFor(warehouse).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
