@@ -100,7 +100,7 @@ export async function confirmMissing<R>(
       if (ctx.signal?.aborted) throw error;
       // An answer that cannot be placed still shows the record exists: its row stays, and the answer is set aside.
       if (error instanceof InvalidRecordError) {
-        rejected.push(rejectedAnswer(error, key));
+        rejected.push(rejectedAnswer(stream, error, key));
         kept.push(key);
       } else if (error instanceof UpstreamError && error.status === 404) gone.push(key);
       else {

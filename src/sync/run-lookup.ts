@@ -1,11 +1,13 @@
+import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
 import { InvalidRecordError, UpstreamError, type RejectedRecord } from "../upstream/client.ts";
+import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { inTransaction, writePage } from "./page-writer.ts";
 import { cascadeDeletes, resolveRejectedBefore, WalkCoverage } from "./soft-delete.ts";
-import type { LookupStream, StreamScope } from "./stream.ts";
+import { sourceOf, type LookupStream, type StreamDefinition, type StreamScope } from "./stream.ts";
 import { addCounts, checkpointKey, throwIfAborted, type StreamOptions, type StreamResult } from "./stream-run.ts";
 
 /**
@@ -19,9 +21,12 @@ function requestedKey(id: string | number): string {
   return `requested=${id}`;
 }
 
-/** A lookup's answer that cannot be placed, as it is set aside: under the identifier asked for, which tells it apart alone. */
-export function rejectedAnswer(error: InvalidRecordError, id: string | number): RejectedRecord {
-  return { ...error.rejected, recordKey: requestedKey(id), keyIdentifies: true };
+/**
+ * A lookup's answer that cannot be placed, as it is set aside: under the name the stream's rejected records are
+ * kept (and resolved) under, and the identifier asked for, which tells it apart alone.
+ */
+export function rejectedAnswer<R>(stream: StreamDefinition<R>, error: InvalidRecordError, id: string | number): RejectedRecord {
+  return { ...error.rejected, stream: sourceOf(stream), recordKey: requestedKey(id), keyIdentifies: true };
 }
 
 export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
@@ -40,7 +45,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
-        const rejected = rejectedAnswer(error, id);
+        const rejected = rejectedAnswer(stream, error, id);
         addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
         continue;
       }
@@ -57,7 +62,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       // What the record no longer lists (a campaign's sending domain) went by the time it was observed: dated so,
       // the campaign's history can tell it from what a later deletion of the campaign took (migrations/0011).
       await coverage.markMissing(trx, scope, lookup.observedAt);
-      await resolveRejectedBefore(trx, scope, stream.name, readStartedAt, new Date(), requested);
+      await resolveReadClean(trx, stream, scope, requested, stream.key(lookup.record.value), readStartedAt);
     });
     addCounts(result, counts);
   }
@@ -74,6 +79,14 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     },
     options.runId,
   );
+}
+
+/**
+ * The record was read and placed: its rejected answer, and the parts of it a read set aside (a lead's contact
+ * without an id) that this read no longer met, are resolved.
+ */
+async function resolveReadClean<R>(trx: Transaction<Database>, stream: LookupStream<R>, scope: StreamScope, requested: string, key: string, readStartedAt: Date): Promise<void> {
+  await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, new Date(), (eb) => eb.or([eb("record_key", "=", requested), eb("parent_key", "=", key)]));
 }
 
 /** The upstream no longer knows the record: soft-delete it, and what hangs from it. */

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type ExpressionOrFactory, type Kysely, type SqlBool, type Transaction } from "kysely";
 import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import { rejectedIdentity } from "../upstream/parsing.ts";
 import type { Database } from "../warehouse/database.ts";
@@ -7,7 +7,7 @@ import { arrayLiteral } from "../warehouse/array-literal.ts";
 import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
 import { naturalKeyText } from "./natural-keys.ts";
-import type { CascadeRule, SoftDeleteRule, StreamDefinition, StreamScope } from "./stream.ts";
+import { sourceOf, type CascadeRule, type SoftDeleteRule, type StreamDefinition, type StreamScope } from "./stream.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -213,7 +213,7 @@ export class WalkCoverage<R> {
 
   /** Rejected records of this stream and scope that this read no longer met are resolved (fixed or gone upstream). */
   async resolveRejected(db: Executor, scope: StreamScope, readStartedAt: Date, at: Date): Promise<void> {
-    await resolveRejectedBefore(db, scope, this.#stream.name, readStartedAt, at);
+    await resolveRejectedBefore(db, scope, sourceOf(this.#stream), readStartedAt, at);
   }
 }
 
@@ -224,8 +224,14 @@ function wholeKey(table: SyncedTableName, readableKey: Readonly<Record<string, u
   return columns.every((column) => column in readableKey) ? Object.fromEntries(columns.map((column) => [column, readableKey[column]])) : undefined;
 }
 
-/** Resolves the stream's rejected records in the scope (or only the one with `recordKey`) last met before `readStartedAt`. */
-export async function resolveRejectedBefore(db: Executor, scope: StreamScope, stream: string, readStartedAt: Date, at: Date, recordKey?: string): Promise<void> {
+/** Which of a stream's rejected records in a scope a read settles, when not all of them. */
+export type RejectedOf = ExpressionOrFactory<Database, "rejected_records", SqlBool>;
+
+/**
+ * Resolves the rejected records kept under `stream` (sourceOf) in the scope, or only those `which` names, that
+ * were last met before `readStartedAt`.
+ */
+export async function resolveRejectedBefore(db: Executor, scope: StreamScope, stream: string, readStartedAt: Date, at: Date, which?: RejectedOf): Promise<void> {
   let query = db
     .updateTable("rejected_records")
     .set({ resolved_at: at })
@@ -234,7 +240,7 @@ export async function resolveRejectedBefore(db: Executor, scope: StreamScope, st
     .where("campaign_uid", scope.campaignUid === null ? "is" : "=", scope.campaignUid)
     .where("resolved_at", "is", null)
     .where("last_seen_at", "<", readStartedAt);
-  if (recordKey !== undefined) query = query.where("record_key", "=", recordKey);
+  if (which !== undefined) query = query.where(which);
   await query.execute();
 }
 

@@ -79,7 +79,7 @@ export type CheckpointRule = "rescan" | "append";
 interface StreamBase<R> {
   name: StreamName;
   scope: "account" | "campaign";
-  /** The name under which this stream's field issues are kept on a row (default: the stream's name). */
+  /** The name under which this stream's field issues are kept on a row, and its rejected records (default: the stream's name). */
   source?: string;
   /** The natural key as one text: what a walk anchors its cursor with, and what names a rejected part's parent. */
   key(record: R): string;
@@ -153,7 +153,7 @@ export interface LookupStream<R> extends StreamBase<R> {
 
 export type StreamDefinition<R = unknown> = PagedStream<R> | ListStream<R> | LookupStream<R>;
 
-/** The name a stream's field issues are kept under. */
+/** The name a stream's field issues and rejected records are kept under: what its reads resolve those under too. */
 export function sourceOf(stream: { name: StreamName; source?: string }): string {
   return stream.source ?? stream.name;
 }

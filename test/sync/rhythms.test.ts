@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REFRESH_LIMIT } from "../../src/sync/campaign-sync.ts";
-import { runCampaignSync } from "../../src/sync/runs.ts";
+import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
 import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
@@ -192,5 +192,57 @@ describe("the two rhythms of one campaign", () => {
       { rhythm: "leads", outcome: "succeeded" },
       { rhythm: "events", outcome: "succeeded" },
     ]);
+  });
+});
+
+describe("the refresh's rejected records", () => {
+  /** A terminal campaign past its final walks: its leads are read only by the events rhythm's refresh (#12) now. */
+  async function terminal(): Promise<Harness> {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T09:00:00.000Z" });
+    for (let walk = 0; walk < 2; walk += 1) expect((await runCampaignSync(h.context(), CAMPAIGN, "all")).outcome).toBe("succeeded");
+    return h;
+  }
+
+  /** The refresh (#12) answers `broken(lead)` for any lead it asks for, until it is mended. */
+  function refreshAnswers(h: Harness, broken: (lead: Lead) => unknown): { mend(): void } {
+    let mended = false;
+    h.upstream.hook = ({ path, query }) => {
+      if (path !== "/api/v1/lead/" || mended) return undefined;
+      const lead = h.upstream.state.leads.get(CAMPAIGN)?.find((candidate) => candidate.uid === query.get("lead_uid")) as Lead;
+      return { status: 200, body: broken(structuredClone(lead)) };
+    };
+    return { mend: () => (mended = true) };
+  }
+
+  const rejectedRows = (h: Harness) => h.warehouse.db.selectFrom("rejected_records").select(["stream", "record_key", "parent_key", "resolved_at"]).execute();
+
+  it("resolves the refresh's answer that could not be placed once a refresh reads the lead clean again", async () => {
+    const h = await terminal();
+    const refresh = refreshAnswers(h, ({ uid: _uid, ...withoutUid }) => withoutUid);
+    replyArrives(h, 0, 7201);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
+    expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: "requested=L1", parent_key: null, resolved_at: null }]);
+
+    refresh.mend();
+    replyArrives(h, 0, 7202);
+    h.requested();
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.requested()).toContain("/api/v1/lead/");
+    // No other read of the terminal campaign's leads settles it either.
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
+  });
+
+  it("resolves a part of the refreshed lead that could not be placed once a refresh reads the lead without it", async () => {
+    const h = await terminal();
+    const refresh = refreshAnswers(h, (lead) => ({ ...lead, contact: { ...lead.contact, id: null } }));
+    replyArrives(h, 0, 7203);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
+    expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: null, parent_key: "L1", resolved_at: null }]);
+
+    refresh.mend();
+    replyArrives(h, 0, 7204);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
   });
 });
