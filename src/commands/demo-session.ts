@@ -15,17 +15,16 @@ const SIMULATED_SECONDS_PER_CYCLE = 3_600;
 const DEMO_KEY = "demo";
 
 /**
- * The demo's configuration: the environment's, pointed at the emulator (its address is filled in once it
- * listens), local unless asked otherwise. A given --port replaces COLDSYNC_HTTP_PORT, which is then not read.
+ * The demo's configuration: `env` (the environment, less what its flags override), pointed at the emulator
+ * (its address is filled in once it listens), local unless asked otherwise.
  */
-export function demoConfig(portFlagGiven: boolean): Config {
+export function demoConfig(env: NodeJS.ProcessEnv): Config {
   return loadConfig({
-    ...process.env,
+    ...env,
     COLDSYNC_API_URL: "http://127.0.0.1",
     COLDSYNC_API_KEY: DEMO_KEY,
     COLDSYNC_RATE_LIMIT: "200",
-    COLDSYNC_HTTP_HOST: process.env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
-    ...(portFlagGiven ? { COLDSYNC_HTTP_PORT: undefined } : {}),
+    COLDSYNC_HTTP_HOST: env.COLDSYNC_HTTP_HOST?.trim() || "127.0.0.1",
   });
 }
 

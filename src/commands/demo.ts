@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { configSchema, duration } from "../config.ts";
-import { flag, readFlagsAndConfig } from "./flags.ts";
+import { flag, readFlagsAndConfig, withoutOverridden } from "./flags.ts";
 
 interface DemoFlags {
   seed: string;
@@ -30,7 +30,7 @@ export function register(program: Command): void {
       const { demoConfig, runDemo } = await import("./demo-session.ts");
       // Flags and settings are read before anything starts: every problem of both stops the demo at once.
       const { flags, config } = readFlagsAndConfig(demoFlags, { "--seed": given.seed, "--port": given.port, "--every": given.every }, () =>
-        demoConfig(given.port !== undefined),
+        demoConfig(withoutOverridden(process.env, { COLDSYNC_HTTP_PORT: given.port })),
       );
       const port = flags["--port"];
       const settings = port === undefined ? config : { ...config, http: { ...config.http, port } };

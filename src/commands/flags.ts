@@ -45,3 +45,13 @@ export function readFlagsAndConfig<Schema extends z.ZodObject>(
   }
   throw new ConfigError(problems);
 }
+
+/**
+ * The environment without the variables that given flags override (`overrides`: variable to the flag's value,
+ * undefined when the flag was not given): the flag is read in the variable's place, and a problem of the
+ * variable is none when the flag replaces it.
+ */
+export function withoutOverridden(env: NodeJS.ProcessEnv, overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const replaced = Object.keys(overrides).filter((variable) => overrides[variable] !== undefined);
+  return { ...env, ...Object.fromEntries(replaced.map((variable) => [variable, undefined])) };
+}

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ConfigError, configSchema, duration, loadConfig, type Config } from "../config.ts";
 import type { WorkerTuning } from "../queue/worker.ts";
-import { flag, readFlagsAndConfig } from "./flags.ts";
+import { flag, readFlagsAndConfig, withoutOverridden } from "./flags.ts";
 
 /**
  * `coldsync worker`: the production job. It expects `coldsync migrate` to
@@ -28,19 +28,6 @@ const workerFlags = z.object({
 
 type ReadFlags = z.output<typeof workerFlags>;
 
-/**
- * The environment without the variables a given flag overrides: the flag is
- * read in their place, and a problem of the variable is none when the flag
- * replaces it.
- */
-function withoutOverridden(env: NodeJS.ProcessEnv, flags: WorkerFlags): NodeJS.ProcessEnv {
-  return {
-    ...env,
-    ...(flags.concurrency === undefined ? {} : { COLDSYNC_CONCURRENCY: undefined }),
-    ...(flags.port === undefined ? {} : { COLDSYNC_HTTP_PORT: undefined }),
-  };
-}
-
 function withFlags(config: Config, flags: ReadFlags): Config {
   return {
     ...config,
@@ -65,7 +52,7 @@ export function register(program: Command): void {
       const { flags, config } = readFlagsAndConfig(
         workerFlags,
         { "--concurrency": given.concurrency, "--port": given.port, "--stall-timeout": given.stallTimeout },
-        () => loadConfig(withoutOverridden(process.env, given), ["apiKey", "databaseUrl"]),
+        () => loadConfig(withoutOverridden(process.env, { COLDSYNC_CONCURRENCY: given.concurrency, COLDSYNC_HTTP_PORT: given.port }), ["apiKey", "databaseUrl"]),
       );
       const databaseUrl = config.warehouse.databaseUrl;
       if (databaseUrl === undefined) throw new ConfigError(["DATABASE_URL: required"]);

@@ -20,8 +20,12 @@ export class UnknownCampaignError extends Error {
 
 /** Whether the warehouse never held the campaign, live or deleted, and the upstream answers 404 for its detail (#2). */
 export async function isUnknownCampaign(ctx: SyncContext, campaignUid: string): Promise<boolean> {
-  const held = await ctx.db.selectFrom("campaigns").select("uid").where("_account", "=", ctx.account).where("uid", "=", campaignUid).executeTakeFirst();
-  return held === undefined && !(await upstreamKnowsCampaign(ctx, campaignUid));
+  return (await heldCampaign(ctx, campaignUid)) === undefined && !(await upstreamKnowsCampaign(ctx, campaignUid));
+}
+
+/** The campaign's row as the account's warehouse holds it, live or deleted; undefined when it never held it. */
+export async function heldCampaign(ctx: SyncContext, campaignUid: string): Promise<{ _deleted_at: Date | null } | undefined> {
+  return ctx.db.selectFrom("campaigns").select("_deleted_at").where("_account", "=", ctx.account).where("uid", "=", campaignUid).executeTakeFirst();
 }
 
 /** Whether the upstream answers the campaign's detail (#2) with the campaign rather than a 404. */

@@ -1,6 +1,6 @@
 import type { SyncContext } from "./context.ts";
 import { keyList } from "./key-list.ts";
-import { NO_SUCH_CAMPAIGN, upstreamKnowsCampaign } from "./unknown-campaign.ts";
+import { heldCampaign, NO_SUCH_CAMPAIGN, upstreamKnowsCampaign } from "./unknown-campaign.ts";
 import type { VerifyLine } from "./verify.ts";
 
 /**
@@ -14,10 +14,7 @@ import type { VerifyLine } from "./verify.ts";
  * campaign (a typo): `unknown`, and its listings are not read.
  */
 export async function campaignScopeLine(ctx: SyncContext, campaignUid: string): Promise<VerifyLine> {
-  const [held, upstreamKnows] = await Promise.all([
-    ctx.db.selectFrom("campaigns").select("_deleted_at").where("_account", "=", ctx.account).where("uid", "=", campaignUid).executeTakeFirst(),
-    upstreamKnowsCampaign(ctx, campaignUid),
-  ]);
+  const [held, upstreamKnows] = await Promise.all([heldCampaign(ctx, campaignUid), upstreamKnowsCampaign(ctx, campaignUid)]);
   const line = { campaignUid, stream: "campaigns", rejected: 0 };
   if (held === undefined && !upstreamKnows) return { ...line, status: "unknown", upstream: 0, warehouse: 0, reason: NO_SUCH_CAMPAIGN };
   const heldLive = held !== undefined && held._deleted_at === null;
