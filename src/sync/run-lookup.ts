@@ -16,9 +16,11 @@ import { addCounts, checkpointKey, throwIfAborted, type StreamOptions, type Stre
  * that cannot be placed is rejected under the identifier that was asked for.
  */
 
+const REQUESTED = "requested=";
+
 /** The key a lookup's answer is set aside under when it cannot be placed: the identifier asked for, which it failed to hold. */
 function requestedKey(id: string | number): string {
-  return `requested=${id}`;
+  return `${REQUESTED}${id}`;
 }
 
 /**
@@ -32,6 +34,7 @@ export function rejectedAnswer<R>(stream: StreamDefinition<R>, error: InvalidRec
 export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
+  const idsReadAt = new Date();
   const ids = await stream.ids(ctx.db, scope);
   for (const id of ids) {
     throwIfAborted(ctx.signal);
@@ -50,7 +53,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
         continue;
       }
       if (error instanceof UpstreamError && error.status === 404) {
-        await gone(ctx, stream, id);
+        await gone(ctx, stream, scope, id, readStartedAt);
         continue;
       }
       throw error;
@@ -66,6 +69,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     });
     addCounts(result, counts);
   }
+  if (stream.idsNameAll) await resolveNoLongerAsked(ctx, stream, scope, ids, idsReadAt);
   await saveCheckpoint(
     ctx.db,
     key,
@@ -89,11 +93,20 @@ async function resolveReadClean<R>(trx: Transaction<Database>, stream: LookupStr
   await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, new Date(), (eb) => eb.or([eb("record_key", "=", requested), eb("parent_key", "=", key)]));
 }
 
-/** The upstream no longer knows the record: soft-delete it, and what hangs from it. */
-async function gone<R>(ctx: SyncContext, stream: LookupStream<R>, id: string | number): Promise<void> {
+/** The stream's answers set aside for ids it no longer asks for (stream.idsNameAll) will never be met again: resolved. */
+async function resolveNoLongerAsked<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, ids: readonly (string | number)[], idsReadAt: Date): Promise<void> {
+  const asked = ids.map(requestedKey);
+  await resolveRejectedBefore(ctx.db, scope, sourceOf(stream), idsReadAt, new Date(), (eb) =>
+    eb.and([eb("record_key", "like", `${REQUESTED}%`), ...(asked.length === 0 ? [] : [eb("record_key", "not in", asked)])]),
+  );
+}
+
+/** The upstream no longer knows the record: soft-delete it, and what hangs from it, and resolve an answer of it set aside before. */
+async function gone<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, id: string | number, readStartedAt: Date): Promise<void> {
   const at = new Date();
   const filter = { [stream.missing.column]: id };
   await inTransaction(ctx.db, async (trx) => {
+    await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, at, (eb) => eb("record_key", "=", requestedKey(id)));
     await markDeleted(trx, stream.missing.table, filter as never, [], at);
     for (const cascade of stream.cascade ?? []) {
       // From the record's own table a cascade takes what hangs from that record; further down, what hangs from the rows this deletion took.

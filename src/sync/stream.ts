@@ -149,6 +149,12 @@ export interface LookupStream<R> extends StreamBase<R> {
   fetch(client: UpstreamClient, id: string | number, signal?: AbortSignal): Promise<Lookup<R>>;
   /** Where a record the upstream no longer knows (404) is soft-deleted. */
   missing: { table: SyncedTableName; column: string };
+  /**
+   * Whether `ids` names every record of the scope the stream is ever to ask for again: then an answer it set
+   * aside for an id `ids` no longer names is never met again, and is resolved when a run ends. Not so for ids
+   * that are only the records due now (a lead refresh's).
+   */
+  idsNameAll: boolean;
 }
 
 export type StreamDefinition<R = unknown> = PagedStream<R> | ListStream<R> | LookupStream<R>;

@@ -10,7 +10,7 @@ import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { campaignLockName } from "../../src/warehouse/run-locks.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
-import { buildLead, holdRequests } from "../support/scripted-upstream.ts";
+import { buildLead, buildSequence, holdRequests } from "../support/scripted-upstream.ts";
 
 /**
  * The engine against an upstream scripted request by request (issue 16): each
@@ -440,6 +440,37 @@ describe("4. rejected records", () => {
     h.upstream.hook = undefined;
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
     expect(await currentRejected(h.warehouse.db, "acme", "leads", CAMPAIGN)).toBe(0);
+  });
+
+  /** A harness whose sequence 1 #9 answers without its id: it cannot be placed, and the run is partial. */
+  async function unplaceableSequence(): Promise<Harness> {
+    const h = await harness(2);
+    const { id: _id, ...withoutId } = buildSequence(1);
+    h.upstream.state.sequences.set(1, withoutId as never);
+    expect((await runFullSync(h.context())).outcome).toBe("partial");
+    expect(await h.warehouse.db.selectFrom("rejected_records").select(["stream", "record_key", "resolved_at"]).execute()).toEqual([
+      { stream: "email_sequences", record_key: "requested=1", resolved_at: null },
+    ]);
+    return h;
+  }
+  const sequenceRejected = async (h: Harness) => currentRejected(h.warehouse.db, "acme", "email_sequences", CAMPAIGN);
+
+  it("resolve an email sequence's answer once the sequence is gone upstream and nothing asks for it again", async () => {
+    const h = await unplaceableSequence();
+    // Sequence 1 is deleted upstream: the campaign's schedules are regenerated to send sequence 2.
+    h.upstream.state.sequences.delete(1);
+    h.upstream.state.sequences.set(2, buildSequence(2));
+    h.upstream.state.leads.set(CAMPAIGN, [buildLead("L1", 2001, 2), buildLead("L2", 2002, 2)]);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await sequenceRejected(h)).toBe(0);
+  });
+
+  it("resolve an email sequence's answer once #9 no longer knows the sequence", async () => {
+    const h = await unplaceableSequence();
+    // The schedules still send sequence 1, so it is asked for again: #9 answers 404.
+    h.upstream.state.sequences.delete(1);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await sequenceRejected(h)).toBe(0);
   });
 });
 

@@ -233,6 +233,18 @@ describe("the refresh's rejected records", () => {
     expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
   });
 
+  it("keeps the answer of a lead the next refresh does not ask for: a refresh names only the leads due now", async () => {
+    const h = await terminal();
+    refreshAnswers(h, ({ uid: _uid, ...withoutUid }) => withoutUid);
+    replyArrives(h, 0, 7205);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
+    h.upstream.hook = undefined;
+    replyArrives(h, 1, 7206);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(h.upstream.requests.filter((request) => request.startsWith("/api/v1/lead/")).at(-1)).toContain("lead_uid=L2");
+    expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: "requested=L1", parent_key: null, resolved_at: null }]);
+  });
+
   it("resolves a part of the refreshed lead that could not be placed once a refresh reads the lead without it", async () => {
     const h = await terminal();
     const refresh = refreshAnswers(h, (lead) => ({ ...lead, contact: { ...lead.contact, id: null } }));

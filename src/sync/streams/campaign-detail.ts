@@ -37,6 +37,8 @@ export const campaignDetail: LookupStream<Campaign> = {
   kind: "lookup",
   scope: "campaign",
   ids: async (_db, scope) => (scope.campaignUid === null ? [] : [scope.campaignUid]),
+  // The scope's one campaign.
+  idsNameAll: true,
   fetch: (client, uid, signal) => client.getCampaign(String(uid), signal),
   missing: { table: "campaigns", column: "uid" },
   cascade: [CAMPAIGN_CHILDREN],

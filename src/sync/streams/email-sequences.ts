@@ -28,6 +28,8 @@ export const emailSequences: LookupStream<RecordOf<"email_sequences">> = {
     const rows = await live.union(sentByLiveSchedules(db, campaignUid)).orderBy("id").execute();
     return rows.map((row) => Number(row.id));
   },
+  // A sequence neither live nor sent by a live schedule was deleted upstream (retireUnreferencedSequences): not asked for again.
+  idsNameAll: true,
   fetch: (client, id, signal) => client.getEmailSequence(Number(id), signal),
   missing: { table: "email_sequences", column: "id" },
   key: (record) => String(record.id),

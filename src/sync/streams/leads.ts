@@ -272,6 +272,8 @@ export function leadsByUid(uids: readonly string[]): LookupStream<Lead> {
     kind: "lookup",
     scope: "campaign",
     ids: async () => uids,
+    // Only the leads whose events moved: one it does not name now is still the leads walk's, and may be due again.
+    idsNameAll: false,
     fetch: fetchLead,
     missing: { table: "leads", column: "uid" },
     cascade: [LEAD_CHILDREN, SCHEDULE_CHILDREN],
