@@ -15,6 +15,9 @@ import type { Database } from "../warehouse/database.ts";
  * scrapes, so they are never stale and cost nothing between scrapes.
  */
 
+/** The status label of an upstream attempt that got no response (a timeout, a dropped connection). */
+const NO_RESPONSE = "none";
+
 const JOB_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
 
 export interface CheckpointSource {
@@ -58,7 +61,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
 
   const requests = new Counter({
     name: METRIC_NAMES.upstreamRequests,
-    help: "Upstream HTTP responses, every attempt counted, by endpoint, method and status.",
+    help: "Upstream HTTP attempts, every one counted, by endpoint, method and status (none: no response).",
     labelNames: ["endpoint", "method", "status"],
     registers: [registry],
   });
@@ -217,7 +220,9 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
         requests.inc({ endpoint, method, status: String(status) });
         requestDuration.observe({ endpoint, method }, durationMs / 1000);
       },
-      onRetry: ({ endpoint, method, status }) => retries.inc({ endpoint, method, status: status === undefined ? "none" : String(status) }),
+      // Response time is a response's: an attempt that got none is counted, not timed.
+      onNoAnswer: ({ endpoint, method }) => requests.inc({ endpoint, method, status: NO_RESPONSE }),
+      onRetry: ({ endpoint, method, status }) => retries.inc({ endpoint, method, status: status === undefined ? NO_RESPONSE : String(status) }),
     },
     syncObserver: {
       onRowsWritten: (table, count) => rows.inc({ table }, count),

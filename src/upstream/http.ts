@@ -152,9 +152,14 @@ export class HttpTransport {
     try {
       response = await this.#send(request, signal ? AbortSignal.any([signal, timeout]) : timeout);
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
+      // Tallied above, so reported too: the metrics count every attempt a run's requests count.
+      if (signal?.aborted) {
+        this.#reportNoAnswer(request, attempt, started, "the caller stopped waiting");
+        throw signal.reason;
+      }
       const failure = this.#networkError(request, error, timeout.aborted);
       this.#log(request, attempt, started, undefined, failure.message);
+      this.#reportNoAnswer(request, attempt, started, failure.message);
       throw failure;
     }
     this.#log(request, attempt, started, response.status);
@@ -246,6 +251,10 @@ export class HttpTransport {
   #reportRetry(request: HttpRequest, error: UpstreamError, attempt: number, delayMs: number, tally: Tally): void {
     tally.retries += 1;
     this.#options.hooks?.onRetry?.({ endpoint: request.endpoint, method: request.method, status: error.status, error: error.message, attempt, delayMs });
+  }
+
+  #reportNoAnswer(request: HttpRequest, attempt: number, started: number, error: string): void {
+    this.#options.hooks?.onNoAnswer?.({ endpoint: request.endpoint, method: request.method, error, durationMs: performance.now() - started, attempt });
   }
 
   #log(request: HttpRequest, attempt: number, started: number, status: number | undefined, error?: string): void {

@@ -69,13 +69,14 @@ describe("formats", () => {
 describe("upstream answers", () => {
   it("keeps the last answer and the last attempt that got none, next to the metrics' hooks", () => {
     const tracker = trackUpstreamAnswers(() => new Date("2026-06-01T12:00:00Z"));
-    const seen: number[] = [];
-    const hooks = combineHooks({ onResponse: (event) => seen.push(event.status) }, tracker.hooks);
+    const seen: (number | string)[] = [];
+    const hooks = combineHooks({ onResponse: (event) => seen.push(event.status), onNoAnswer: (event) => seen.push(event.error) }, tracker.hooks);
     expect(tracker.last()).toEqual({ answer: null, noAnswer: null });
     hooks.onResponse?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, durationMs: 10.6, attempt: 1 });
     hooks.onRetry?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, error: "too many", attempt: 1, delayMs: 5 });
+    hooks.onNoAnswer?.({ endpoint: "/api/v1/replies/", method: "GET", error: "socket hang up", durationMs: 30, attempt: 1 });
     hooks.onRetry?.({ endpoint: "/api/v1/replies/", method: "GET", status: undefined, error: "socket hang up", attempt: 1, delayMs: 5 });
-    expect(seen).toEqual([429]);
+    expect(seen).toEqual([429, "socket hang up"]);
     expect(tracker.last()).toEqual({
       answer: { at: new Date("2026-06-01T12:00:00Z"), method: "GET", endpoint: "/api/v1/leads/", status: 429, durationMs: 11 },
       noAnswer: { at: new Date("2026-06-01T12:00:00Z"), method: "GET", endpoint: "/api/v1/replies/", error: "socket hang up" },

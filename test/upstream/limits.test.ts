@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createMetrics, METRIC_NAMES } from "../../src/http/metrics.ts";
 import { UpstreamClient, type UpstreamClientOptions } from "../../src/upstream/client.ts";
 import { useEmulator } from "../support/emulator.ts";
 import { everythingIn, rejectionOf } from "./support.ts";
@@ -91,6 +92,31 @@ describe("stalled answers", () => {
 
     expect(records.length).toBeGreaterThan(0);
     expect(retried).toEqual([undefined]);
+    expect(client.stats).toEqual({ requests: 2, retries: 1 });
+  });
+
+  it("counts in the metrics every attempt the run's tally counts, the one that timed out as status none", async () => {
+    emulator().settings.latencyMs = 2_000;
+    const metrics = createMetrics();
+    const client = clientWith({
+      timeoutMs: 300,
+      hooks: {
+        ...metrics.clientHooks,
+        onRetry: (event) => {
+          metrics.clientHooks.onRetry?.(event);
+          emulator().settings.latencyMs = 0;
+        },
+      },
+    });
+
+    await client.listWorkspaces();
+
+    const counted = async (name: string) => (await metrics.registry.getSingleMetric(name)?.get())?.values.map(({ labels, value }) => [labels.status, value]);
+    expect(await counted(METRIC_NAMES.upstreamRequests)).toEqual([
+      ["none", 1],
+      ["200", 1],
+    ]);
+    expect(await counted(METRIC_NAMES.upstreamRetries)).toEqual([["none", 1]]);
     expect(client.stats).toEqual({ requests: 2, retries: 1 });
   });
 

@@ -58,6 +58,9 @@ export function combineHooks(...all: ClientHooks[]): ClientHooks {
     onResponse: (event) => {
       for (const hooks of all) hooks.onResponse?.(event);
     },
+    onNoAnswer: (event) => {
+      for (const hooks of all) hooks.onNoAnswer?.(event);
+    },
     onRetry: (event) => {
       for (const hooks of all) hooks.onRetry?.(event);
     },
