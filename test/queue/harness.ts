@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { sql, type Kysely } from "kysely";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { closeRedis, connectRedis } from "../../src/queue/connection.ts";
@@ -7,7 +8,11 @@ import type { DiscoveredCampaign } from "../../src/queue/cadence.ts";
 import type { SyncFunctions } from "../../src/queue/leased-job.ts";
 import type { RunResult } from "../../src/queue/verdict.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../../src/queue/worker.ts";
+import type { Warehouse } from "../../src/warehouse/connect.ts";
 import type { Database } from "../../src/warehouse/database.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useTestRedis } from "../support/redis.ts";
+import { openMigratedWarehouse } from "./warehouse.ts";
 
 /**
  * Worker services wired to small real sync functions: instead of calling the
@@ -127,4 +132,75 @@ export async function startService(settings: ServiceSettings): Promise<WorkerSer
     await closeRedis(redis);
     throw error;
   }
+}
+
+/** What a test file's worker services share: its database, its Redis prefix and the services its tests start. */
+export interface WorkerServices {
+  redisUrl: string;
+  /** The file's warehouse, open from beforeAll to afterAll. */
+  warehouse(): Warehouse;
+  /** Gives the test its own queues under the file's prefix, and returns their prefix. */
+  nextPrefix(): string;
+  /** The current test's prefix. */
+  prefix(): string;
+  /** A service on the current test's prefix whose sync functions do nothing but record (or `sync`); closed after the test. */
+  start(sync: Partial<SyncFunctions>, settings?: Partial<ServiceSettings>): Promise<WorkerService>;
+  /** Closes a service before the test ends. */
+  close(service: WorkerService): Promise<void>;
+}
+
+/** Registers the hooks of a file of worker-service tests: a database and a Redis prefix named after `name`. */
+export function useWorkerServices(name: string): WorkerServices {
+  const databaseUrl = useTestDatabase(name);
+  const testRedis = useTestRedis(name);
+  let warehouse: Warehouse | undefined;
+  let running: WorkerService[] = [];
+  let testNumber = 0;
+  let prefix = "";
+  const opened = (): Warehouse => {
+    if (!warehouse) throw new Error("the warehouse is open only inside tests and hooks");
+    return warehouse;
+  };
+
+  beforeAll(async () => {
+    warehouse = await openMigratedWarehouse(databaseUrl());
+    await createIntervalTable(warehouse.db);
+  });
+
+  afterEach(async () => {
+    await Promise.all(running.map((service) => service.close()));
+    running = [];
+    await sql`TRUNCATE test_intervals, sync_runs CASCADE`.execute(opened().db);
+  });
+
+  afterAll(async () => {
+    await warehouse?.destroy();
+  });
+
+  return {
+    redisUrl: testRedis.url,
+    warehouse: opened,
+    nextPrefix: () => {
+      testNumber += 1;
+      prefix = `${testRedis.prefix}:${testNumber}`;
+      return prefix;
+    },
+    prefix: () => prefix,
+    start: async (sync, settings = {}) => {
+      const db = opened().db;
+      const service = await startService({
+        redisUrl: testRedis.url,
+        prefix,
+        db,
+        sync: { discover: fixedDiscovery(db, []), syncCampaign: recordingCampaignSync(db, "w"), verify: async () => 0, ...sync },
+        ...settings,
+      });
+      running.push(service);
+      return service;
+    },
+    close: async (service) => {
+      await service.close();
+      running = running.filter((other) => other !== service);
+    },
+  };
 }
