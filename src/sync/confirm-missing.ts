@@ -42,8 +42,6 @@ import { throwIfAborted } from "./stream-run.ts";
 export const CONFIRMATIONS_PER_WALK = 20;
 
 export interface Confirmation<R> {
-  /** Requests made. */
-  lookups: number;
   /** Records the walk did not see that their lookups found: written with the walk's completion. */
   present: Lookup<R>[];
   /** Answers that could not be placed: set aside with the walk's completion; their rows are among the undecided. */
@@ -54,7 +52,7 @@ export interface Confirmation<R> {
   failures: Error[];
 }
 
-export const NOTHING_TO_CONFIRM: Confirmation<never> = { lookups: 0, present: [], rejected: [], undecided: 0, failures: [] };
+export const NOTHING_TO_CONFIRM: Confirmation<never> = { present: [], rejected: [], undecided: 0, failures: [] };
 
 /** Some rows a walk did not see could not be looked up: they stay live until a later walk confirms them. */
 export class UnconfirmedMissingError extends Error {
@@ -122,7 +120,7 @@ export async function confirmMissing<R>(
   const counts = { candidates: candidates.length, asked: asked.length, gone: gone.length, present: present.length, rejected: rejected.length, undecided: kept.length };
   if (kept.length > 0) ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see stay live until a later walk confirms them");
   else ctx.logger.info({ stream: stream.name, campaignUid: scope.campaignUid, ...counts }, "records the walk did not see were looked up before their deletion");
-  return { lookups: asked.length, present, rejected, undecided: kept.length, failures };
+  return { present, rejected, undecided: kept.length, failures };
 }
 
 /** `size` of `keys` at random: a record that answers its lookup but is never listed would otherwise take a place in every walk's sample. */

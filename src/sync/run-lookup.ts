@@ -40,7 +40,6 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     throwIfAborted(ctx.signal);
     const requested = requestedKey(id);
     const readStartedAt = new Date();
-    result.fetched += 1;
     let lookup;
     try {
       const waitStart = stageStart();
@@ -48,6 +47,8 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
+        // An answer, though it cannot be placed: a record was fetched (a run that fetched nothing failed).
+        result.fetched += 1;
         const rejected = rejectedAnswer(stream, error, id);
         addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
         continue;
@@ -58,6 +59,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       }
       throw error;
     }
+    result.fetched += 1;
     if (options.collect) result.records.push(lookup.record.value);
     const coverage = new WalkCoverage(stream);
     coverage.add([lookup.record]);

@@ -162,7 +162,8 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const previouslyMissing = checkpoint.state.missing ?? [];
     // Lookups happen before the completion's transaction, which must not hold its locks over requests.
     const confirmation = proven || twice ? await confirmMissing(ctx, stream, coverage, scope, walkStartedAt, twice ? new Set(previouslyMissing) : undefined) : NOTHING_TO_CONFIRM;
-    result.fetched += confirmation.lookups;
+    // Records its lookups fetched, placed or not: a lookup that got no record (a 404, a failure) fetched nothing.
+    result.fetched += confirmation.present.length + confirmation.rejected.length;
     reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "listing", count: confirmation.present.length, reason: UNLISTED }, result);
     const completion = async (trx: Transaction<Database>) => {
       const completedAt = new Date();

@@ -51,6 +51,20 @@ describe("a stream that fails on its first read, every time", () => {
   });
 });
 
+describe("an upstream that answers nothing at all", () => {
+  it("ends the run failed, having fetched nothing, though the warehouse holds a campaign to look up", async () => {
+    const h = await scripted({ status: "running", leads: 2 });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // Every request fails, after its retry: the campaign's detail is asked for, and gets no record.
+    h.upstream.hook = () => ({ status: 503, body: { message: "unavailable" } });
+    const summary = await runFullSync(h.context());
+    expect(summary.failures.map((failure) => failure.stream)).toContain("campaign_detail");
+    const run = await h.warehouse.db.selectFrom("sync_runs").select(["outcome", "counts"]).where("id", "=", summary.runId).executeTakeFirstOrThrow();
+    const fetched = Object.values(run.counts).reduce((sum, totals) => sum + totals.fetched, 0);
+    expect({ outcome: run.outcome, fetched }).toEqual({ outcome: "failed", fetched: 0 });
+  });
+});
+
 describe("the leads walk beside the events rhythm's refresh", () => {
   it("does not soft-delete a schedule that a refresh, read after the walk began, wrote while the walk was under way", async () => {
     const h = await scripted({ status: "running", leads: 150 });
