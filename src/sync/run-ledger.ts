@@ -26,7 +26,8 @@ export interface RunSummary {
   runId: number;
   /**
    * `succeeded`: every stream finished and every record was placed; `partial`: some stream failed, or some
-   * record (or part of one) could not be placed; `failed`: nothing was fetched; `aborted`: asked to stop.
+   * record (or part of one) could not be placed; `failed`: a stream failed and the upstream answered no request
+   * of the run with a success (2xx); `aborted`: asked to stop.
    */
   outcome: Exclude<RunOutcome, "running">;
   streams: Record<string, StreamTotals>;
@@ -107,10 +108,8 @@ export class RunLedger {
 
   #outcome(): RunSummary["outcome"] {
     if (this.#aborted) return "aborted";
-    if (this.failures.length > 0) {
-      const fetchedAnything = Object.values(this.streams).some((totals) => totals.fetched > 0);
-      return fetchedAnything ? "partial" : "failed";
-    }
+    // Failed when nothing could be fetched: a run whose other streams fetched nothing new is partial when one fails.
+    if (this.failures.length > 0) return this.ctx.client.stats.answered > 0 ? "partial" : "failed";
     // Every stream finished, but a record that could not be placed (and what hung from it) is not in the warehouse.
     return this.rejected > 0 || this.skipped > 0 ? "partial" : "succeeded";
   }

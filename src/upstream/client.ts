@@ -68,7 +68,7 @@ export class UpstreamClient {
 
   /** `transport` and `priority` are given only by tallied(): views share the connections, limiter and retry policy. */
   constructor(options: UpstreamClientOptions, transport?: HttpTransport, priority = 0) {
-    this.#view = { tally: { requests: 0, retries: 0 }, priority };
+    this.#view = { tally: { requests: 0, retries: 0, answered: 0 }, priority };
     const requestsPerSecond = options.requestsPerSecond ?? DEFAULTS.requestsPerSecond;
     this.#options = options;
     this.#pageSize = options.pageSize ?? DEFAULTS.pageSize;

@@ -65,6 +65,8 @@ const EXCERPT_LENGTH = 200;
 export interface Tally {
   requests: number;
   retries: number;
+  /** Attempts the upstream answered with a success (2xx): whether a run fetched anything at all, if only nothing new. */
+  answered: number;
 }
 
 /** One client view's requests: where they are counted, and their rank in the queue of requests waiting to be sent. */
@@ -163,6 +165,7 @@ export class HttpTransport {
       throw failure;
     }
     this.#log(request, attempt, started, response.status);
+    if (response.status >= 200 && response.status < 300) tally.answered += 1;
     this.#options.hooks?.onResponse?.({
       endpoint: request.endpoint,
       method: request.method,

@@ -63,6 +63,16 @@ describe("an upstream that answers nothing at all", () => {
     const fetched = Object.values(run.counts).reduce((sum, totals) => sum + totals.fetched, 0);
     expect({ outcome: run.outcome, fetched }).toEqual({ outcome: "failed", fetched: 0 });
   });
+
+  it("does not call failed a run whose other streams answered with nothing new past their anchors: it is partial", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T09:00:00.000Z" });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // The replies listing fails every time; the clicks and opens tails answer, with nothing past their anchors.
+    h.upstream.hook = (request) => (request.path === "/api/v1/replies/" ? { status: 503, body: { message: "unavailable" } } : undefined);
+    const summary = await runCampaignSync(h.context(), CAMPAIGN, "events");
+    expect(summary.failures.map((failure) => failure.stream)).toEqual(["replies"]);
+    expect(summary.outcome).toBe("partial");
+  });
 });
 
 describe("the leads walk beside the events rhythm's refresh", () => {

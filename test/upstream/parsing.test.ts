@@ -332,7 +332,7 @@ describe("tolerant parsing", () => {
     const page = await upstream.page("campaigns", { offset: 0 });
 
     expect(page.records.map((record) => record.value.uid)).toEqual(["c1"]);
-    expect(upstream.stats).toEqual({ requests: 4, retries: 3 });
+    expect(upstream.stats).toMatchObject({ requests: 4, retries: 3 });
   });
 
   it("retries a 200 whose body is cut off mid-stream", async () => {
@@ -348,7 +348,7 @@ describe("tolerant parsing", () => {
     const page = await upstream.page("campaigns", { offset: 0 });
 
     expect(page.records).toHaveLength(1);
-    expect(upstream.stats).toEqual({ requests: 2, retries: 1 });
+    expect(upstream.stats).toMatchObject({ requests: 2, retries: 1 });
   });
 
   it("reads an HTML error page as a short excerpt and retries a 5xx until it gives up", async () => {
@@ -367,7 +367,7 @@ describe("tolerant parsing", () => {
     expect(failure.upstreamMessage).toMatch(/^502 Bad Gateway x x/);
     expect(failure.upstreamMessage?.length).toBeLessThanOrEqual(201);
     expect(failure.upstreamMessage).not.toContain("<");
-    expect(upstream.stats).toEqual({ requests: 3, retries: 2 });
+    expect(upstream.stats).toMatchObject({ requests: 3, retries: 2 });
   });
 
   it("walks pages until a page falls short of the limit at the total, one page per request", async () => {
