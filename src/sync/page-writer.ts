@@ -148,7 +148,7 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
   const rejected = [...write.rejected.map((record) => ({ ...record, skipped: record.skipped ?? stream.childrenOf?.(record.payload) ?? 0 })), ...parts];
   const fieldIssues = countFieldIssues(batch, freshFrom);
   const syncedAt = new Date();
-  const written = await inTransaction(ctx.db, async (trx) => {
+  const { written, superseded } = await inTransaction(ctx.db, async (trx) => {
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);
     const superseded = write.records.length > 0 && (await stream.supersededIn?.(trx, scope, write.observedAt)) === true;
     const count = superseded ? 0 : await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
@@ -170,11 +170,11 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
       syncedAt,
     );
     if (!superseded) await alsoInTransaction(trx);
-    return count;
+    return { written: count, superseded };
   });
   for (const record of rejected) ctx.observer?.onRejected?.(record.stream);
   for (const [field, count] of Object.entries(fieldIssues)) ctx.observer?.onFieldIssues?.(stream.name, field, count);
-  return { written, rejected: rejected.length, skipped: rejected.reduce((sum, record) => sum + (record.skipped ?? 0), 0), fieldIssues };
+  return { written, rejected: rejected.length, skipped: rejected.reduce((sum, record) => sum + (record.skipped ?? 0), 0), fieldIssues, superseded };
 }
 
 /** Runs `work` in a transaction, retrying when PostgreSQL picked it as a deadlock or serialization victim. */

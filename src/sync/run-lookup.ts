@@ -60,7 +60,6 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       throw error;
     }
     result.fetched += 1;
-    if (options.collect) result.records.push(lookup.record.value);
     const coverage = new WalkCoverage(stream);
     coverage.add([lookup.record]);
     const counts = await writePage(ctx, { stream, scope, records: [lookup.record], rejected: [], runId: options.runId, observedAt: lookup.observedAt }, async (trx) => {
@@ -70,6 +69,8 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       await resolveReadClean(trx, stream, scope, requested, stream.key(lookup.record.value), readStartedAt);
     });
     addCounts(result, counts);
+    // A superseded answer is older than what the warehouse holds: the caller reads the warehouse instead (a campaign's status).
+    if (options.collect && counts.superseded !== true) result.records.push(lookup.record.value);
   }
   if (stream.idsNameAll) await resolveNoLongerAsked(ctx, stream, scope, ids, idsReadAt);
   await saveCheckpoint(

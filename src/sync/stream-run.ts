@@ -14,6 +14,8 @@ export interface WriteCounts {
   skipped: number;
   /** Deviating fields met, per `table.field` (array positions as `*`). */
   fieldIssues: Record<string, number>;
+  /** The page wrote nothing: the warehouse held a newer observation of it (stream.supersededIn). */
+  superseded?: boolean;
 }
 
 export interface StreamResult<R = unknown> extends WriteCounts {
