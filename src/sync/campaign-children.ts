@@ -15,6 +15,7 @@ export const CAMPAIGN_CHILDREN: CascadeRule = {
     { table: "link_clicks", column: "campaign_uid" },
     { table: "email_opens", column: "campaign_uid" },
   ],
+  rejectedUnder: "campaign_uid",
 };
 
 /** Whether `stream` says if its campaign exists (the listing, the detail): its pages may bring a deleted campaign back. */

@@ -152,7 +152,6 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);
     const superseded = write.records.length > 0 && (await stream.supersededIn?.(trx, scope, write.observedAt)) === true;
     const count = superseded ? 0 : await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
-    if (campaignDeletedAt !== null && scope.campaignUid !== null) await deleteChildrenAgain(trx, scope.campaignUid, campaignDeletedAt);
     await recordRejected(
       trx,
       rejected.map((record) => ({
@@ -169,6 +168,8 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
       })),
       syncedAt,
     );
+    // After the rejected records too: what the page set aside under a deleted campaign is resolved with it.
+    if (campaignDeletedAt !== null && scope.campaignUid !== null) await deleteChildrenAgain(trx, scope.campaignUid, campaignDeletedAt);
     if (!superseded) await alsoInTransaction(trx);
     return { written: count, superseded };
   });

@@ -270,5 +270,10 @@ export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentF
          AND c.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`.execute(db);
     marked.set(child.table, (marked.get(child.table) ?? 0) + Number(result.numAffectedRows ?? 0));
   }
+  if (cascade.rejectedUnder !== undefined) {
+    await sql`
+      UPDATE rejected_records SET resolved_at = CAST(${at} AS timestamptz)
+       WHERE resolved_at IS NULL AND ${sql.ref(cascade.rejectedUnder)} = ANY(CAST(${arrayLiteral(keys.map(String), false)} AS text[]))`.execute(db);
+  }
   return marked;
 }

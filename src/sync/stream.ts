@@ -65,6 +65,11 @@ export interface SoftDeleteRule<R> {
 export interface CascadeRule {
   from: SyncedTableName;
   children: { table: SyncedTableName; /** The column holding the parent's key, e.g. campaign_uid. */ column: string }[];
+  /**
+   * The column of rejected_records that names the parent (campaign_uid): what was set aside under a deleted
+   * parent is resolved with it, since the upstream no longer has it either (met again, it is rejected again).
+   */
+  rejectedUnder?: "campaign_uid";
 }
 
 /**

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
+import { verify } from "../../src/sync/verify.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
-import type { Campaign } from "../../src/upstream/resources.ts";
+import type { Campaign, Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
 import { buildCampaign } from "../support/scripted-upstream.ts";
@@ -159,6 +160,22 @@ describe("a campaign that moved behind the cursor while one already read went", 
     h.upstream.hook = undefined;
     expect((await runDiscovery(context)).outcome).toBe("succeeded");
     expect(await liveCampaigns(h)).not.toContain(MAIN);
+  });
+});
+
+describe("a campaign deleted upstream that held records set aside", () => {
+  it("resolves them with it, since the upstream no longer has them either: verify stops naming them", async () => {
+    const h = await scripted({ status: "running", leads: 3 });
+    const [first] = h.upstream.state.leads.get(MAIN) as Lead[];
+    (first as { uid: string }).uid = "";
+    expect((await runFullSync(h.context())).outcome).toBe("partial");
+    const rejected = () => h.warehouse.db.selectFrom("rejected_records").select("resolved_at").where("campaign_uid", "=", MAIN).execute();
+    expect(await rejected()).toEqual([{ resolved_at: null }]);
+    h.upstream.state.campaigns.splice(0);
+    h.upstream.state.leads.delete(MAIN);
+    expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+    expect(await rejected()).toEqual([{ resolved_at: expect.any(Date) }]);
+    expect((await verify(h.context())).lines.filter((line) => line.status === "rejected")).toEqual([]);
   });
 });
 
