@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
-import { EVENT_STREAM_NAMES, hasStarted, isFinalLeadsWalk, isTerminal } from "../sync/campaign-sync.ts";
+import { EVENT_STREAM_NAMES, hasStarted, isTerminal, recordsFinalLeadsWalk } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
 
 /**
@@ -86,7 +86,7 @@ async function lastLeadsCycles(db: Kysely<Database>, account: string): Promise<M
   for (const row of rows) {
     const completedAt = row.last_complete_scan_at === null ? null : new Date(row.last_complete_scan_at);
     if (row.stream === "campaign_detail") detailReads.set(row.campaign_uid, completedAt);
-    else walks.set(row.campaign_uid, { completedAt, final: isFinalLeadsWalk({ state: row.state, lastCompleteScanAt: completedAt, scanStartedAt: row.scan_started_at }) });
+    else walks.set(row.campaign_uid, { completedAt, final: recordsFinalLeadsWalk(row) });
   }
   const cycles = new Map<string, Date | undefined>();
   for (const [uid, detailRead] of detailReads) {

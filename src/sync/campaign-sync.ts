@@ -1,6 +1,6 @@
 import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
 import { UpstreamError, type RecordOf } from "../upstream/client.ts";
-import { loadCheckpoint, saveCheckpoint, type Checkpoint, type CheckpointKey } from "./checkpoints.ts";
+import { loadCheckpoint, saveCheckpoint, type Checkpoint, type CheckpointKey, type CheckpointState } from "./checkpoints.ts";
 import type { SyncContext } from "./context.ts";
 import { runStream, type StreamOptions, type StreamResult } from "./engine.ts";
 import { staleLeads } from "./stale-leads.ts";
@@ -147,6 +147,12 @@ function terminalWalksOf(checkpoint: Pick<Checkpoint, "state" | "lastCompleteSca
 export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
   const undecided = (checkpoint.state.unconfirmedMissing ?? 0) > 0;
   return terminalWalksOf(checkpoint) >= FINAL_WALKS && checkpoint.scanStartedAt === null && !undecided;
+}
+
+/** isFinalLeadsWalk of a leads checkpoint as a `sync_checkpoints` row holds it. */
+export function recordsFinalLeadsWalk(row: { state: unknown; last_complete_scan_at: Date | string | null; scan_started_at: Date | string | null }): boolean {
+  const at = (value: Date | string | null) => (value === null ? null : new Date(value));
+  return isFinalLeadsWalk({ state: row.state as CheckpointState, lastCompleteScanAt: at(row.last_complete_scan_at), scanStartedAt: at(row.scan_started_at) });
 }
 
 async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
-import { FINAL_WALK_STREAMS, isFinalLeadsWalk, isTerminal, streamsOf } from "./campaign-sync.ts";
+import { FINAL_WALK_STREAMS, isTerminal, recordsFinalLeadsWalk, streamsOf } from "./campaign-sync.ts";
 import type { CheckpointState } from "./checkpoints.ts";
 import { LEAD_REFRESH, leads } from "./streams/index.ts";
 
@@ -52,11 +52,6 @@ export interface CampaignLag {
  */
 export function countsTowardLag(stream: string, finalWalksDone: boolean): boolean {
   return stream !== LEAD_REFRESH && !(finalWalksDone && FINAL_WALK_STREAMS.includes(stream));
-}
-
-/** Whether a leads checkpoint row records the last of a terminal campaign's final walks (isFinalLeadsWalk). */
-function recordsFinalLeadsWalk(row: { state: unknown; last_complete_scan_at: Date | null; scan_started_at: Date | null }): boolean {
-  return isFinalLeadsWalk({ state: row.state as CheckpointState, lastCompleteScanAt: row.last_complete_scan_at, scanStartedAt: row.scan_started_at });
 }
 
 /**
