@@ -37,8 +37,9 @@ export const campaignDetail: LookupStream<Campaign> = {
   kind: "lookup",
   scope: "campaign",
   ids: async (_db, scope) => (scope.campaignUid === null ? [] : [scope.campaignUid]),
-  // The scope's one campaign.
-  idsNameAll: true,
+  // The scope's one campaign, asked for every cycle: no answer in its scope is ever for an id it no longer names
+  // (a deleted campaign's answers are resolved with its deletion, CAMPAIGN_CHILDREN), so nothing to look for.
+  idsNameAll: false,
   fetch: (client, uid, signal) => client.getCampaign(String(uid), signal),
   missing: { table: "campaigns", column: "uid" },
   cascade: [CAMPAIGN_CHILDREN],
