@@ -104,12 +104,15 @@ async function resolveNoLongerAsked<R>(ctx: SyncContext, stream: LookupStream<R>
   );
 }
 
-/** The upstream no longer knows the record: soft-delete it, and what hangs from it, and resolve an answer of it set aside before. */
+/**
+ * The upstream no longer knows the record: soft-delete it, and what hangs from it, and resolve what was set aside
+ * of it before, its answer and its parts (a lookup's record is keyed by the one id asked for, so that id names them).
+ */
 async function gone<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, id: string | number, readStartedAt: Date): Promise<void> {
   const at = new Date();
   const filter = { [stream.missing.column]: id };
   await inTransaction(ctx.db, async (trx) => {
-    await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, at, (eb) => eb("record_key", "=", requestedKey(id)));
+    await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, at, (eb) => eb.or([eb("record_key", "=", requestedKey(id)), eb("parent_key", "=", String(id))]));
     await markDeleted(trx, stream.missing.table, filter as never, [], at);
     for (const cascade of stream.cascade ?? []) {
       // From the record's own table a cascade takes what hangs from that record; further down, what hangs from the rows this deletion took.

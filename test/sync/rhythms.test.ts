@@ -257,4 +257,19 @@ describe("the refresh's rejected records", () => {
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
   });
+
+  it("resolves a part of the refreshed lead that could not be placed once a refresh finds the lead gone", async () => {
+    const h = await terminal();
+    refreshAnswers(h, (lead) => ({ ...lead, contact: { ...lead.contact, id: null } }));
+    replyArrives(h, 0, 7207);
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
+    expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: null, parent_key: "L1", resolved_at: null }]);
+
+    h.upstream.hook = undefined;
+    replyArrives(h, 0, 7208);
+    h.upstream.state.leads.set(CAMPAIGN, (h.upstream.state.leads.get(CAMPAIGN) ?? []).filter((lead) => lead.uid !== "L1"));
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    expect(await h.warehouse.db.selectFrom("leads").select("_deleted_at").where("uid", "=", "L1").executeTakeFirstOrThrow()).toEqual({ _deleted_at: expect.any(Date) });
+    expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
+  });
 });
