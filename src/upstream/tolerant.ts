@@ -17,7 +17,8 @@ import { looksLikeInstant, parseInstant } from "./instant.ts";
  * - a date-time in another ISO 8601 form (an offset other than Z, a space for
  *   T, basic format, no offset), read as the same instant in UTC;
  * - an enum value the spec does not list is kept as text (the warehouse
- *   stores enums as text);
+ *   stores enums as text), an integer sent instead of a name as its decimal
+ *   text;
  * - a string longer than its documented maximum, or an integer outside its
  *   documented range but inside the column's, is kept as it came.
  * Anything else that does not fit (null where a value is required, a missing
@@ -236,9 +237,15 @@ function readBoolean(raw: unknown, path: string, issues: FieldIssue[]): boolean 
 }
 
 function readEnum(schema: z.ZodEnum, raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  const documented = schema.options.join(", ");
+  // A code the upstream sends instead of a name (status 3) is a value of its own, kept as its text as any unknown value.
+  if (typeof raw === "number" && Number.isSafeInteger(raw)) {
+    issues.push({ path, reason: `a number where one of the documented values (${documented}) is; kept as its decimal text`, raw });
+    return String(raw);
+  }
   if (typeof raw !== "string") return unreadable(path, raw, "a string", issues);
   if (!(schema.options as unknown[]).includes(raw)) {
-    issues.push({ path, reason: `not one of the documented values (${schema.options.join(", ")}); kept as text`, raw });
+    issues.push({ path, reason: `not one of the documented values (${documented}); kept as text`, raw });
   }
   return raw;
 }

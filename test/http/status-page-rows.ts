@@ -145,7 +145,7 @@ export async function seedStatusRows(warehouse: Warehouse): Promise<void> {
   await upsert(db, "email_opens", [{ campaign_uid: UIDS.fresh, schedule_id: 12, opened_on: new Date("2026-05-28T10:00:00Z") }], ago(HOUR));
 
   // Field issues: two leads and a schedule of c-fresh, and c-behind's own row.
-  const issue = sql`'{"leads": {"sender_name": {"reason": "expected a string, got a number", "raw": 1, "first_seen_at": "2026-06-01T00:00:00Z"}}}'::jsonb`;
+  const issue = sql`'{"leads": {"sender_name": {"reason": "expected a string, got an object", "raw": {}, "first_seen_at": "2026-06-01T00:00:00Z"}}}'::jsonb`;
   await db.updateTable("leads").set({ _field_issues: issue }).where("uid", "in", ["l-1", "l-2"]).execute();
   await db.updateTable("schedules").set({ _field_issues: issue }).where("id", "=", 11).execute();
   await db.updateTable("campaigns").set({ _field_issues: issue }).where("uid", "=", UIDS.behind).execute();

@@ -247,6 +247,14 @@ describe("tolerant parsing", () => {
       "uid: a number where a string is documented, not an integer, its text as sent cannot be told; not stored (a key field, so the record cannot be placed)",
       "uid: a number where a string is documented, beyond 2^53 - 1, its digits cannot be read exactly; not stored (a key field, so the record cannot be placed)",
     ]);
+    // An enum sent as a code is a value of its own, kept as text as any value the spec does not list; a fraction is not read.
+    const coded = readRecord("campaigns", { ...item, uid: "c1", status: 3 });
+    expect("record" in coded && coded.record.value.status).toBe("3");
+    expect("record" in coded && coded.record.issues).toEqual([
+      { path: "status", reason: "a number where one of the documented values (creating, created, scheduled, running, paused, complete, cancelled, failed) is; kept as its decimal text", raw: 3 },
+    ]);
+    const fraction = readRecord("campaigns", { ...item, uid: "c1", status: 3.5 });
+    expect("record" in fraction && [fraction.record.value.status, fraction.record.issues[0]?.reason]).toEqual([null, "expected a string, got a number"]);
     // The text is held to the string's schema: no integer is a time of day.
     const settings = readTolerant(campaignSettings, { from_time: 100000 });
     expect(settings.value).toMatchObject({ from_time: null });
