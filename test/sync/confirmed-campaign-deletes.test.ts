@@ -115,7 +115,7 @@ describe("a campaign that moved behind the cursor while one already read went", 
     const before = await h.warehouse.db.selectFrom("campaigns").selectAll().where("uid", "=", MAIN).executeTakeFirstOrThrow();
     h.upstream.hook = ({ path }) =>
       path === DETAIL
-        ? { status: 200, body: { ...main, status: 3, created_on: "yesterday", bounces: -1, daily: 1, settings: { ...main?.settings, name: "Renamed", daily_email_limit: "x", sending_domains: "?" } } }
+        ? { status: 200, body: { ...main, status: true, created_on: "yesterday", bounces: -1, daily: 1, settings: { ...main?.settings, name: "Renamed", daily_email_limit: "x", sending_domains: "?" } } }
         : undefined;
     const found = await runDiscovery(context);
     expect(found.outcome).toBe("succeeded");

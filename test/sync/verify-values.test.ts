@@ -176,7 +176,7 @@ describe("verify --values", () => {
 
   it("does not compare a field that deviated upstream: tolerant reading keeps the value the warehouse holds", async () => {
     const h = await syncedCampaign();
-    (h.upstream.state.campaigns[0] as { status: unknown }).status = 3;
+    (h.upstream.state.campaigns[0] as { status: unknown }).status = true;
     (scheduleOf(leadsOf(h)[0] as Lead) as { status: unknown }).status = null;
 
     const result = await verify(h.context(), { values: true, deep: "all" });

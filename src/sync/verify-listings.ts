@@ -1,0 +1,96 @@
+import { UpstreamError } from "../upstream/client.ts";
+import { isUsableKey } from "../upstream/parsing.ts";
+import type { SyncContext } from "./context.ts";
+import { listingTotal } from "./counts.ts";
+import type { ScopeValues } from "./verify-values.ts";
+import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
+import { walk } from "./walk.ts";
+
+/**
+ * What the upstream lists, as verify reads it (verify.ts): a stream's keys in a scope, walked with the sync's
+ * healing walk, or its count; a campaign the upstream no longer knows (404) lists nothing.
+ */
+
+/** What a listing of a campaign the upstream no longer knows (404) holds: `none`. */
+async function unlessGone<T>(scope: StreamScope, read: () => Promise<T>, none: T): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (scope.campaignUid !== null && error instanceof UpstreamError && error.status === 404) return none;
+    throw error;
+  }
+}
+
+/** The schedules a walk of a campaign's leads listed, and the leads whose list of them could not be read whole. */
+export interface ListedSchedules {
+  ids: Set<string>;
+  unreadable: Set<string>;
+  /** Whether a walk of the leads finished. */
+  read: boolean;
+}
+
+/**
+ * Every key the upstream lists for a stream and scope, in the stream's key form; a walk of leads also fills
+ * `schedules`, and the records read are compared by value when `values` is given.
+ */
+export async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), new Set<string>());
+}
+
+type ListedLead = { uid: string; schedules: ({ id: unknown } | null)[] | null };
+
+async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
+  const keys = new Set<string>();
+  if (stream.kind === "list") {
+    const listing = await stream.fetch(ctx.client, scope, ctx.signal);
+    for (const record of listing.records) keys.add(stream.key(record.value));
+    await values?.begin(stream).compare(listing.records);
+    return keys;
+  }
+  let compared = values?.begin(stream);
+  const pages = walk({
+    fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
+    key: stream.key,
+    start: { offset: 0, tail: [] },
+    pageSize: ctx.client.pageSize,
+    signal: ctx.signal,
+  });
+  let restarts = 0;
+  for await (const walked of pages) {
+    // Keys read before the walk started over no longer describe the listing.
+    if (walked.restarts !== restarts) {
+      keys.clear();
+      schedules?.ids.clear();
+      schedules?.unreadable.clear();
+      compared = values?.begin(stream);
+    }
+    restarts = walked.restarts;
+    for (const record of walked.page.records) {
+      keys.add(stream.key(record.value));
+      if (schedules === undefined) continue;
+      const lead = record.value as ListedLead;
+      if (lead.schedules === null) schedules.unreadable.add(lead.uid);
+      for (const item of lead.schedules ?? []) {
+        if (item !== null && isUsableKey(item.id)) schedules.ids.add(String(item.id));
+        else schedules.unreadable.add(lead.uid);
+      }
+    }
+    // Only the records past the page's anchor: the anchor was compared with the page before.
+    await compared?.compare(walked.fresh);
+  }
+  if (schedules !== undefined) schedules.read = true;
+  return keys;
+}
+
+/**
+ * The upstream's count of a campaign stream: a listing's total (null when it announces none usable), or the length
+ * of the unpaged reply listing, whose records are compared by value when `values` is given.
+ */
+export async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, values?: ScopeValues): Promise<number | null> {
+  if (stream.kind === "list") {
+    const listing = await unlessGone(scope, () => stream.fetch(ctx.client, scope, ctx.signal), undefined);
+    if (listing !== undefined) await values?.begin(stream).compare(listing.records);
+    return listing === undefined ? 0 : listing.records.length + listing.rejected.length;
+  }
+  return unlessGone(scope, () => listingTotal(ctx, stream, scope), 0);
+}
