@@ -156,12 +156,12 @@ export class HttpTransport {
     } catch (error) {
       // Tallied above, so reported too: the metrics count every attempt a run's requests count.
       if (signal?.aborted) {
-        this.#reportNoAnswer(request, attempt, started, "the caller stopped waiting");
+        this.#reportNoAnswer(request, attempt, started, "the caller stopped waiting", true);
         throw signal.reason;
       }
       const failure = this.#networkError(request, error, timeout.aborted);
       this.#log(request, attempt, started, undefined, failure.message);
-      this.#reportNoAnswer(request, attempt, started, failure.message);
+      this.#reportNoAnswer(request, attempt, started, failure.message, false);
       throw failure;
     }
     this.#log(request, attempt, started, response.status);
@@ -256,8 +256,8 @@ export class HttpTransport {
     this.#options.hooks?.onRetry?.({ endpoint: request.endpoint, method: request.method, status: error.status, error: error.message, attempt, delayMs });
   }
 
-  #reportNoAnswer(request: HttpRequest, attempt: number, started: number, error: string): void {
-    this.#options.hooks?.onNoAnswer?.({ endpoint: request.endpoint, method: request.method, error, durationMs: performance.now() - started, attempt });
+  #reportNoAnswer(request: HttpRequest, attempt: number, started: number, error: string, callerStopped: boolean): void {
+    this.#options.hooks?.onNoAnswer?.({ endpoint: request.endpoint, method: request.method, error, durationMs: performance.now() - started, attempt, callerStopped });
   }
 
   #log(request: HttpRequest, attempt: number, started: number, status: number | undefined, error?: string): void {

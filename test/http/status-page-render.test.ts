@@ -74,9 +74,11 @@ describe("upstream answers", () => {
     expect(tracker.last()).toEqual({ answer: null, noAnswer: null });
     hooks.onResponse?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, durationMs: 10.6, attempt: 1 });
     hooks.onRetry?.({ endpoint: "/api/v1/leads/", method: "GET", status: 429, error: "too many", attempt: 1, delayMs: 5 });
-    hooks.onNoAnswer?.({ endpoint: "/api/v1/replies/", method: "GET", error: "socket hang up", durationMs: 30, attempt: 1 });
-    hooks.onRetry?.({ endpoint: "/api/v1/replies/", method: "GET", status: undefined, error: "socket hang up", attempt: 1, delayMs: 5 });
-    expect(seen).toEqual([429, "socket hang up"]);
+    // The last attempt of a request: no retry follows it, and it is news all the same.
+    hooks.onNoAnswer?.({ endpoint: "/api/v1/replies/", method: "GET", error: "socket hang up", durationMs: 30, attempt: 3, callerStopped: false });
+    // A caller that stopped waiting (a shutdown) says nothing about the upstream.
+    hooks.onNoAnswer?.({ endpoint: "/api/v1/leads/", method: "GET", error: "the caller stopped waiting", durationMs: 2, attempt: 1, callerStopped: true });
+    expect(seen).toEqual([429, "socket hang up", "the caller stopped waiting"]);
     expect(tracker.last()).toEqual({
       answer: { at: new Date("2026-06-01T12:00:00Z"), method: "GET", endpoint: "/api/v1/leads/", status: 429, durationMs: 11 },
       noAnswer: { at: new Date("2026-06-01T12:00:00Z"), method: "GET", endpoint: "/api/v1/replies/", error: "socket hang up" },

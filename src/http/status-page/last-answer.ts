@@ -43,9 +43,10 @@ export function trackUpstreamAnswers(now: () => Date = () => new Date()): Upstre
       onResponse: ({ endpoint, method, status, durationMs }) => {
         answer = { at: now(), method, endpoint, status, durationMs: Math.round(durationMs) };
       },
-      onRetry: ({ endpoint, method, status, error }) => {
-        // A retry after a response was already seen by onResponse; only silence is news here.
-        if (status === undefined) noAnswer = { at: now(), method, endpoint, error };
+      onNoAnswer: ({ endpoint, method, error, callerStopped }) => {
+        // Every attempt the upstream left unanswered, the last of a request's too (no retry follows it); a caller that
+        // stopped waiting (a shutdown, a lost lease) says nothing about the upstream.
+        if (!callerStopped) noAnswer = { at: now(), method, endpoint, error };
       },
     },
     last: () => ({ answer, noAnswer }),
