@@ -108,14 +108,32 @@ const AREALESS_IANA_ZONES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Names with an area that ICU still resolves although the IANA database removed
+ * them: the `SystemV/` area and `US/Pacific-New` (gone in 2020b) and
+ * `Canada/East-Saskatchewan` (gone in 2017c). ICU keeps them for old data, so
+ * the runtime accepting a name does not make it an IANA name. The list was
+ * drawn on Node 20 (ICU 78, tz 2025c) by resolving every zone-like string in
+ * ICU's data and comparing with tzdata 2025b's zone and link names: these are
+ * all of the names with a `/` the runtime takes and the database lacks
+ * (`Intl.supportedValuesOf("timeZone")` lists none of them, nor any other
+ * name outside the database). The database itself is not read from the
+ * system: slim container images ship without it. Compared in lower case, as
+ * the runtime resolves names whatever their case.
+ */
+const REMOVED_IANA_NAMES: ReadonlySet<string> = new Set(["us/pacific-new", "canada/east-saskatchewan"]);
+
+/**
  * A zone name of the IANA database as written there: `Europe/Paris`, `UTC`,
  * `CET`, `Etc/GMT+5`, links such as `US/Eastern`. The runtime reads names
- * without regard to case and also takes offsets (`+02:00`) and legacy
- * abbreviations (`PST`), none of which is a zone name, so all are refused here.
+ * without regard to case and also takes offsets (`+02:00`), legacy
+ * abbreviations (`PST`) and names the database removed (`SystemV/EST5`),
+ * none of which is a zone name, so all are refused here.
  */
 export function isIanaTimeZone(name: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
   if (!name.includes("/") && !AREALESS_IANA_ZONES.has(name)) return false;
+  const lower = name.toLowerCase();
+  if (lower.startsWith("systemv/") || REMOVED_IANA_NAMES.has(lower)) return false;
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;

@@ -145,6 +145,12 @@ const violations: Violation[] = [
   { rule: "time_zone empty", field: "time_zone", change: set("time_zone", "") },
   // ICU and Java legacy abbreviations that the runtime resolves but the IANA database does not define.
   ...["PST", "IST", "JST", "CST", "AET", "BST"].map((zone) => ({ rule: `time_zone ${zone}, not an IANA name`, field: "time_zone", change: set("time_zone", zone) })),
+  // Names the IANA database removed (SystemV/* and US/Pacific-New in 2020b, Canada/East-Saskatchewan in 2017c) that ICU still resolves.
+  ...["SystemV/EST5", "SystemV/AST4ADT", "US/Pacific-New", "us/pacific-new", "Canada/East-Saskatchewan"].map((zone) => ({
+    rule: `time_zone ${zone}, no longer an IANA name`,
+    field: "update_data.time_zone",
+    change: set("time_zone", zone),
+  })),
   { rule: "unsub_link_type unknown", field: "unsub_link_type", change: set("unsub_link_type", "sometimes") },
   {
     rule: "unsub_link_type custom without add_unsub_link",
