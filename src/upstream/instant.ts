@@ -13,10 +13,12 @@
 /**
  * ISO 8601 date-times in the forms real upstreams send: extended or basic
  * format, `T` or a space between date and time, any number of fraction digits,
- * and `Z`, `±HH:MM`, `±HHMM`, `±HH` or no offset (read as UTC).
+ * and `Z`, `±HH:MM`, `±HHMM`, `±HH` or no offset (read as UTC). `T` and `Z`
+ * may be lower case, as RFC 3339 allows (the strict schema takes only upper
+ * case, so either is still named as not the documented form).
  */
 const ISO_8601 =
-  /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-?(\d{2})-?(\d{2})(?:[Tt ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
 export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';

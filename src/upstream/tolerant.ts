@@ -15,7 +15,8 @@ import { looksLikeInstant, parseInstant } from "./instant.ts";
  *   schema as any text;
  * - a boolean sent as "true"/"false", "1"/"0" or 1/0;
  * - a date-time in another ISO 8601 form (an offset other than Z, a space for
- *   T, basic format, no offset), read as the same instant in UTC;
+ *   T, a lower-case t or z, basic format, no offset), read as the same instant
+ *   in UTC;
  * - an enum value the spec does not list is kept as text (the warehouse
  *   stores enums as text), an integer sent instead of a name as its decimal
  *   text;

@@ -242,3 +242,28 @@ describe("a campaign whose listing sends its all-digit uid as a JSON number", ()
     expect(await h.warehouse.db.selectFrom("rejected_records").select("reason").execute()).toEqual([]);
   });
 });
+
+describe("a scripted campaign whose leads and events deviate", () => {
+  const CAMPAIGN = "cmp_deviating";
+  const scripted = useScriptedCampaigns(useTestDatabase("tolerant_scripted"), CAMPAIGN);
+
+  it("reads a date-time with a lower-case `t` separator (`2026-05-01t10:00:00z`) as the instant it names, as a lower-case `z`, so an open event keyed by it is placed", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T09:00:00.000Z" });
+    h.upstream.state.opens.set(CAMPAIGN, [
+      { schedule_id: 1001, opened_on: "2026-05-01t10:00:00z" },
+      { schedule_id: 1001, opened_on: "2026-05-01T11:00:00z" },
+    ]);
+
+    const summary = await runFullSync(h.context());
+
+    const opens = await h.warehouse.db.selectFrom("email_opens").select(["opened_on", "_field_issues"]).orderBy("opened_on").execute();
+    const rejected = await h.warehouse.db.selectFrom("rejected_records").select("reason").execute();
+    expect({ outcome: summary.outcome, opens: opens.map((row) => row.opened_on.toISOString()), rejected: rejected.map((row) => row.reason) }).toEqual({
+      outcome: "succeeded",
+      opens: ["2026-05-01T10:00:00.000Z", "2026-05-01T11:00:00.000Z"],
+      rejected: [],
+    });
+    // Not the documented form: still named on the row.
+    expect(JSON.stringify(opens[0]?._field_issues)).toContain("date-time not in the documented UTC form; read as 2026-05-01T10:00:00.000000Z");
+  });
+});

@@ -56,6 +56,15 @@ describe("parseInstant", () => {
     },
   );
 
+  it.each([
+    ["2026-05-01t10:00:00z", "2026-05-01T10:00:00.000000Z"],
+    ["2026-05-01t10:00:00Z", "2026-05-01T10:00:00.000000Z"],
+    ["2026-05-01T10:00:00z", "2026-05-01T10:00:00.000000Z"],
+    ["2026-05-01t12:00:00.5+02:00", "2026-05-01T10:00:00.500000Z"],
+  ])("reads %s, a lower-case `t` or `z` (RFC 3339 allows either case), as that instant", (text, canonical) => {
+    expect(parseInstant(text)).toBe(canonical);
+  });
+
   it("refuses a fraction point with no digits", () => {
     expect(parseInstant("2024-03-01T10:00:00.Z")).toBeNull();
   });
