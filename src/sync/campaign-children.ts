@@ -3,7 +3,7 @@ import type { Executor } from "../warehouse/column-arrays.ts";
 import { cascadeDeletes } from "./soft-delete.ts";
 import type { CascadeRule, StreamDefinition, StreamScope } from "./stream.ts";
 
-/** Everything that hangs from a campaign: soft-deleted with it when the upstream no longer has it. */
+/** Everything that hangs from a campaign: soft-deleted with it when the upstream no longer has it; its checkpoints are forgotten. */
 export const CAMPAIGN_CHILDREN: CascadeRule = {
   from: "campaigns",
   children: [
@@ -16,6 +16,7 @@ export const CAMPAIGN_CHILDREN: CascadeRule = {
     { table: "email_opens", column: "campaign_uid" },
   ],
   rejectedUnder: "campaign_uid",
+  checkpointsUnder: "campaign_uid",
 };
 
 /** Whether `stream` says if its campaign exists (the listing, the detail): its pages may bring a deleted campaign back. */

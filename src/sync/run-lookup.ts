@@ -43,7 +43,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     let lookup;
     try {
       const waitStart = stageStart();
-      lookup = await stream.fetch(ctx.client, id, ctx.signal);
+      lookup = await fetchUnlessGone(ctx, stream, id);
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
@@ -86,6 +86,20 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     },
     options.runId,
   );
+}
+
+/**
+ * Asks a 404 once more before it stands: deleting a record takes everything that hangs from it (a campaign's
+ * leads and events), and a real upstream answers a stray 404 now and then (a replica behind, a deploy). The
+ * second 404 throws, as the first would have.
+ */
+async function fetchUnlessGone<R>(ctx: SyncContext, stream: LookupStream<R>, id: string | number) {
+  try {
+    return await stream.fetch(ctx.client, id, ctx.signal);
+  } catch (error) {
+    if (!(error instanceof UpstreamError && error.status === 404)) throw error;
+    return await stream.fetch(ctx.client, id, ctx.signal);
+  }
 }
 
 /**

@@ -270,6 +270,10 @@ export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentF
          AND c.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`.execute(db);
     marked.set(child.table, (marked.get(child.table) ?? 0) + Number(result.numAffectedRows ?? 0));
   }
+  if (cascade.checkpointsUnder !== undefined) {
+    await sql`
+      DELETE FROM sync_checkpoints WHERE ${sql.ref(cascade.checkpointsUnder)} = ANY(CAST(${arrayLiteral(keys.map(String), false)} AS text[]))`.execute(db);
+  }
   if (cascade.rejectedUnder !== undefined) {
     await sql`
       UPDATE rejected_records SET resolved_at = CAST(${at} AS timestamptz)

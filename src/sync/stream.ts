@@ -70,6 +70,12 @@ export interface CascadeRule {
    * parent is resolved with it, since the upstream no longer has it either (met again, it is rejected again).
    */
   rejectedUnder?: "campaign_uid";
+  /**
+   * The column of sync_checkpoints that names the parent (campaign_uid): a deleted parent's checkpoints are
+   * forgotten with it, so that if it comes back it is read as new (a terminal campaign's final walks, done
+   * before its deletion took its leads, would otherwise keep its leads from being walked ever again).
+   */
+  checkpointsUnder?: "campaign_uid";
 }
 
 /**

@@ -241,3 +241,39 @@ describe("a campaign listing without totals", () => {
     expect(await isLive(h, MAIN)).toBe(true);
   });
 });
+
+describe("a terminal campaign past its final walks", () => {
+  /** MAIN complete, its three leads sent, synced until its final walks are done: its leads are walked no more. */
+  async function pastFinalWalks(): Promise<ScriptedCampaign> {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T10:00:00.000Z" });
+    for (let cycle = 0; cycle < 2; cycle += 1) expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    h.requested();
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(h.requested()).not.toContain("/api/v1/leads/");
+    return h;
+  }
+
+  it("gets its leads back when it is deleted upstream and comes back: its deletion forgets the walks it had", async () => {
+    const h = await pastFinalWalks();
+    const [main] = h.upstream.state.campaigns.splice(0) as Campaign[];
+    const listings = new Set([DETAIL, "/api/v1/leads/", "/api/v1/replies/", "/api/v1/campaign/link-click-events/", "/api/v1/campaign/email-open-events/"]);
+    h.upstream.hook = ({ path }) => (listings.has(path) && h.upstream.state.campaigns.length === 0 ? { status: 404, body: { message: "campaign_uid: no such campaign" } } : undefined);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await liveLeadsOf(h, MAIN)).toBe(0);
+
+    h.upstream.state.campaigns.push(main as Campaign);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+    expect((await verify(h.context())).problems).toBe(0);
+  });
+
+  it("is not deleted on one 404 of its detail: a lookup's 404 is asked once more before the record is taken as gone", async () => {
+    const h = await pastFinalWalks();
+    let glitches = 1;
+    h.upstream.hook = ({ path }) => (path === DETAIL && glitches-- > 0 ? { status: 404, body: { message: "campaign_uid: no such campaign" } } : undefined);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(h.requested().filter((path) => path === DETAIL)).toHaveLength(2);
+    expect(await liveCampaigns(h)).toEqual([MAIN]);
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+  });
+});
