@@ -9,7 +9,8 @@ import { looksLikeInstant, parseInstant } from "./instant.ts";
  * null, with a FieldIssue that names the field, the reason and the raw value.
  *
  * Safe coercions (README, "When the upstream deviates"):
- * - an integer sent as a numeric string ("42", "-7");
+ * - an integer sent as a numeric string in decimal notation ("42", "-7",
+ *   "1001.0", "1.001e3"), not a fraction ("12.5");
  * - a string sent as a JSON number that is an integer JavaScript reads
  *   exactly (12345), read as its decimal text ("12345"), held to the string's
  *   schema as any text;
@@ -191,12 +192,35 @@ function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: Field
   return items;
 }
 
+/**
+ * A number in plain decimal notation, as JSON writes one (an optional sign, digits with an optional fraction, an
+ * optional exponent): what an integer sent as text may look like. Not what Number() also reads (hex `0x10`,
+ * binary, octal, `Infinity`, empty text), which no upstream means as a decimal integer.
+ */
+const DECIMAL_NUMBER = /^\s*[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*$/;
+
+/**
+ * Whether decimal text (DECIMAL_NUMBER, trimmed) names an integer, told from its digits: the nearest double cannot
+ * tell, since `1001.00000000000000001` reads as 1001.
+ */
+function namesInteger(text: string): boolean {
+  const match = /^[+-]?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (match === null) return false;
+  const [, whole = "", fraction = "", exponent = "0"] = match;
+  const digits = whole + fraction;
+  // Where the decimal point falls once the exponent is applied: every digit after it must be 0.
+  const point = whole.length + Number(exponent);
+  return /^0*$/.test(point <= 0 ? digits : digits.slice(Math.min(point, digits.length)));
+}
+
 function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: FieldIssue[]): number | null {
   let value: number;
   let coerced = false;
+  let fraction = false;
   if (typeof raw === "number") value = raw;
-  else if (typeof raw === "string" && /^\s*-?\d+\s*$/.test(raw)) {
+  else if (typeof raw === "string" && DECIMAL_NUMBER.test(raw)) {
     value = Number(raw);
+    fraction = !namesInteger(raw.trim());
     coerced = true;
   } else return unreadable(path, raw, "an integer", issues);
   // Past 2^53 - 1 a number is the nearest double, not the upstream's integer (JSON.parse already rounded a JSON
@@ -205,7 +229,7 @@ function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: Fi
     issues.push({ path, reason: "beyond 2^53 - 1, cannot be read exactly; not stored", raw });
     return null;
   }
-  if (!Number.isInteger(value)) {
+  if (fraction || !Number.isInteger(value)) {
     issues.push({ path, reason: "expected an integer, got a fraction; not stored", raw });
     return null;
   }

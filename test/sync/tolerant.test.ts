@@ -266,4 +266,16 @@ describe("a scripted campaign whose leads and events deviate", () => {
     // Not the documented form: still named on the row.
     expect(JSON.stringify(opens[0]?._field_issues)).toContain("date-time not in the documented UTC form; read as 2026-05-01T10:00:00.000000Z");
   });
+
+  it("places a schedule whose id arrives as \"1001.0\" under 1001, not in rejected_records, and names it", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    ((first as unknown as { schedules: Json[] }).schedules[0] as Json).id = "1001.0";
+
+    const summary = await runFullSync(h.context());
+
+    const schedule = await h.warehouse.db.selectFrom("schedules").select(["id", "_field_issues"]).where("id", "=", 1001).executeTakeFirst();
+    expect({ outcome: summary.outcome, placed: schedule !== undefined }).toEqual({ outcome: "succeeded", placed: true });
+    expect(schedule?._field_issues).toMatchObject({ leads: { id: { reason: "integer sent as a string; read as 1001", raw: "1001.0" } } });
+  });
 });

@@ -231,6 +231,25 @@ describe("tolerant parsing", () => {
     expect(readTolerant(emailSequence, { id: 1.5 }).issues[0]).toEqual({ path: "id", reason: "expected an integer, got a fraction; not stored", raw: 1.5 });
   });
 
+  it("reads an integer sent as a numeric string in decimal or exponent form (\"1001.0\", \"1.001e3\") as the integer it names, as the JSON numbers 1001.0 and 1.001e3 are", () => {
+    const sequence = { subject: "s", body: "b", order: 1, next_message_days: 2, score: 80, verdict: "v", suggestions: [], label: "passed", blocked_reason: "", is_flagged_for_approval: false, block_approval: false, email_content_type: "text/html" };
+    const read = (id: unknown) => {
+      const outcome = readRecord("email_sequences", { ...sequence, id });
+      return "record" in outcome ? outcome.record.value.id : `rejected: ${outcome.rejected.reason}`;
+    };
+    // What JSON.parse already turns into the integer, the same text as a string must not cost the record.
+    expect([read(1001.0), read(1.001e3), read("1001")]).toEqual([1001, 1001, 1001]);
+    expect([read("1001.0"), read("1.001e3"), read(" -1.5E1 "), read("+7"), read("100100e-2")]).toEqual([1001, 1001, -15, 7, 1001]);
+    expect(readTolerant(emailSequence, { ...sequence, id: "1.001e3" }).issues).toEqual([{ path: "id", reason: "integer sent as a string; read as 1001", raw: "1.001e3" }]);
+    // A fraction is one as text too, also where the nearest double is an integer; past 2^53 - 1 is not read exactly.
+    const FRACTION = "id: expected an integer, got a fraction; not stored (a key field, so the record cannot be placed)";
+    const BEYOND = "id: beyond 2^53 - 1, cannot be read exactly; not stored (a key field, so the record cannot be placed)";
+    expect([read("12.5"), read("1001.00000000000000001"), read("1e-400"), read("1e400"), read("9007199254740993.0")]).toEqual([FRACTION, FRACTION, FRACTION, BEYOND, BEYOND].map((reason) => `rejected: ${reason}`));
+    // Only decimal notation: what Number() also reads (hex, binary, octal, Infinity, empty text) is not an integer sent as text.
+    const WRONG_TYPE = "rejected: id: expected an integer, got a string (a key field, so the record cannot be placed)";
+    expect(["0x10", "0b11", "0o17", "Infinity", "", " ", "1_000", "1.", ".5", "1e", "--1"].map(read)).toEqual(Array(11).fill(WRONG_TYPE));
+  });
+
   it("reads a string sent as an integer it can read exactly as its decimal text, a key included, and names it; the strict schema still refuses it", () => {
     const item = { uid: 12345, name: "Numeric", workspace_id: 1, created_on: "2026-01-02T03:04:05Z", status: "running" };
     // The strict try refuses it, so the tolerant read is the one that names it.
