@@ -121,6 +121,53 @@ describe("create with a form body whose media type is spelled in another case", 
   });
 });
 
+describe("create with a body that cannot be read (contract A.2: a malformed JSON or form body is a 400)", () => {
+  const formText = (subject: string) => `campaign_uid=${createdUid}&sequence_data[order]=1&sequence_data[subject]=${subject}&sequence_data[body]=x`;
+
+  it.each([
+    ["a broken percent-escape", "%E0%A4%A"],
+    ["escapes that are not UTF-8", "bad%FF"],
+    ["a percent sign without hex digits", "50%ZZ"],
+  ])("a form body with %s answers 400 naming the body and the field, instead of storing the escape as text", async (_label, subject) => {
+    const answer = await api.send("POST", PATHS.emailSequence, { kind: "raw", text: formText(subject), contentType: "application/x-www-form-urlencoded" });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: sequence_data\[subject\]: /);
+  });
+
+  it("a JSON body that is not UTF-8 (RFC 8259 §8.1) answers 400 instead of storing U+FFFD", async () => {
+    const encoder = new TextEncoder();
+    const prefix = encoder.encode(`{"campaign_uid":"${createdUid}","sequence_data":{"order":1,"subject":"bad `);
+    const suffix = encoder.encode(` byte","body":"x"}}`);
+    const answer = await api.send("POST", PATHS.emailSequence, { kind: "raw", text: new Uint8Array([...prefix, 0xff, 0xfe, ...suffix]), contentType: "application/json" });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toContain("UTF-8");
+  });
+
+  it("a multipart file part that is not UTF-8 answers 400 naming it", async () => {
+    const boundary = "coldsync-boundary";
+    const encoder = new TextEncoder();
+    const field = (name: string, value: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const head = encoder.encode(
+      `${field("campaign_uid", createdUid)}${field("sequence_data[order]", "1")}${field("sequence_data[body]", "x")}` +
+        `--${boundary}\r\ncontent-disposition: form-data; name="sequence_data[subject]"; filename="subject.txt"\r\ncontent-type: application/octet-stream\r\n\r\nbad `,
+    );
+    const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
+    const answer = await api.send("POST", PATHS.emailSequence, {
+      kind: "raw",
+      text: new Uint8Array([...head, 0xff, ...tail]),
+      contentType: `multipart/form-data; boundary=${boundary}`,
+    });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: sequence_data\[subject\]: /);
+  });
+
+  it("a percent sign in a multipart value is text, not an escape", async () => {
+    const answer = await create("multipart", { ...validSequence(), subject: "50%ZZ off %E0%A4%A" });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").subject).toBe("50%ZZ off %E0%A4%A");
+  });
+});
+
 describe("create outside created", () => {
   it.each(["creating", "scheduled", "running", "paused", "complete", "cancelled", "failed"] as const)("a campaign in %s answers 409 naming its state and the one required", async (status) => {
     const answer = await create("json", validSequence(), campaignWithStatus(seed, status).summary.uid);

@@ -300,6 +300,15 @@ describe("body and state errors", () => {
     messageOf(answer);
   });
 
+  it("a form body with a broken percent-escape in update_data[name] answers 400 naming the field (contract A.2: malformed form body)", async () => {
+    const text = new URLSearchParams(formFields({ campaign_uid: targets.many.summary.uid, update_data: { ...validFor("many"), name: "__NAME__" } }))
+      .toString()
+      .replace("__NAME__", "Spring%ZZ");
+    const answer = await api.send("PATCH", PATHS.campaign, { kind: "raw", text, contentType: "application/x-www-form-urlencoded" });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: update_data\[name\]: /);
+  });
+
   it("a form may carry update_data as JSON text", async () => {
     const data = { ...validFor("many"), name: "Sent as JSON text in a form" };
     const answer = await api.send("PATCH", PATHS.campaign, {

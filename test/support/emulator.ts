@@ -31,7 +31,8 @@ export type Query = Record<string, string | number | undefined>;
 export type Fields = [string, string][];
 export type RequestBody =
   | { kind: "json"; value: unknown }
-  | { kind: "raw"; text: string; contentType: string }
+  /** Sent byte for byte as given (bytes that are not UTF-8 included). */
+  | { kind: "raw"; text: string | Uint8Array; contentType: string }
   | { kind: "form"; fields: Fields }
   | { kind: "multipart"; fields: Fields };
 export type Encoding = "json" | "form" | "multipart";

@@ -1,9 +1,8 @@
-import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import qs from "qs";
 import type { BodyEncoding } from "../../upstream/requests.ts";
-import { badRequest } from "./errors.ts";
+import { ApiError, badRequest } from "./errors.ts";
 
 /**
  * Request bodies in the three encodings the API accepts: JSON,
@@ -22,7 +21,68 @@ export class UnreadableBody {
   constructor(readonly reason: string) {}
 }
 
-function parseJsonText(text: string): unknown {
+/** Throws on bytes that are not UTF-8 instead of putting U+FFFD in their place. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * A form-urlencoded name or value decoded, or undefined when it cannot be:
+ * a `%` without two hex digits, or escapes whose bytes are not UTF-8.
+ * `decodeURIComponent` throws on both, where qs's own decoder keeps the text
+ * as it came (`%FF` would be stored as the three characters `%FF`).
+ */
+export function decodeFormComponent(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replaceAll("+", " "));
+  } catch {
+    return undefined;
+  }
+}
+
+function strictDecoder(text: string): string {
+  const decoded = decodeFormComponent(text);
+  if (decoded === undefined) throw new URIError(`cannot decode ${text}`);
+  return decoded;
+}
+
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+/**
+ * A form-urlencoded body read with qs, or an UnreadableBody naming the field
+ * whose name or value cannot be decoded (contract A.2: a malformed form body
+ * is a 400 naming what is wrong).
+ */
+export function parseFormText(text: string): unknown {
+  for (const pair of text.split("&")) {
+    const at = pair.indexOf("=");
+    const rawName = at === -1 ? pair : pair.slice(0, at);
+    const name = decodeFormComponent(rawName);
+    if (name === undefined) return new UnreadableBody(`the field name ${quoted(rawName)} holds a malformed percent-escape or escaped bytes that are not UTF-8`);
+    if (at !== -1 && decodeFormComponent(pair.slice(at + 1)) === undefined) {
+      return new UnreadableBody(`${name}: ${quoted(pair.slice(at + 1))} holds a malformed percent-escape or escaped bytes that are not UTF-8`);
+    }
+  }
+  try {
+    return qs.parse(text, { ...QS_OPTIONS, decoder: strictDecoder });
+  } catch (error) {
+    return new UnreadableBody(`malformed form body (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+/** The body's bytes as text, or undefined when they are not UTF-8. */
+function utf8Text(bytes: Buffer): string | undefined {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** JSON must be UTF-8 (RFC 8259 §8.1): other bytes are a malformed body, not text with U+FFFD in it. */
+function parseJsonBytes(bytes: Buffer): unknown {
+  const text = utf8Text(bytes);
+  if (text === undefined) return new UnreadableBody("malformed JSON (the body is not UTF-8, RFC 8259 §8.1)");
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -34,11 +94,15 @@ function parseJsonText(text: string): unknown {
 export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   for (const type of ["application/json", /^application\/[\w.+-]+\+json$/]) {
-    app.addContentTypeParser(type, { parseAs: "string" }, (_request, text, done) => {
-      done(null, parseJsonText(String(text)));
+    app.addContentTypeParser(type, { parseAs: "buffer" }, (_request, bytes, done) => {
+      done(null, parseJsonBytes(bytes as Buffer));
     });
   }
-  await app.register(formbody, { bodyLimit: MAX_BODY_BYTES, parser: (text) => qs.parse(text, QS_OPTIONS) });
+  // A form body is ASCII once encoded: raw bytes that are not UTF-8 are as malformed as a broken escape.
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer", bodyLimit: MAX_BODY_BYTES }, (_request, bytes, done) => {
+    const text = utf8Text(bytes as Buffer);
+    done(null, text === undefined ? new UnreadableBody("malformed form body (its bytes are not UTF-8)") : parseFormText(text));
+  });
   await app.register(multipart, { limits: { fieldSize: MAX_BODY_BYTES, fileSize: MAX_BODY_BYTES, fields: 10_000 } });
   app.addContentTypeParser("*", { parseAs: "buffer" }, (request, _body, done) => {
     done(null, new UnreadableBody(`unsupported content type ${request.headers["content-type"] ?? "(none)"}; send JSON, form-urlencoded or multipart/form-data`));
@@ -49,14 +113,21 @@ async function readMultipart(request: FastifyRequest): Promise<unknown> {
   const pairs: [string, string][] = [];
   try {
     for await (const part of request.parts()) {
-      if (part.type === "file") pairs.push([part.fieldname, (await part.toBuffer()).toString("utf8")]);
-      else pairs.push([part.fieldname, String(part.value)]);
+      if (part.type === "file") {
+        const text = utf8Text(await part.toBuffer());
+        if (text === undefined) throw badRequest(`body: ${part.fieldname}: the file part's bytes are not UTF-8`);
+        pairs.push([part.fieldname, text]);
+      } else pairs.push([part.fieldname, String(part.value)]);
     }
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     throw badRequest(`body: malformed multipart/form-data (${error instanceof Error ? error.message : String(error)})`);
   }
-  // The same normalisation as form-urlencoded bodies, so both encodings read alike.
-  return qs.parse(new URLSearchParams(pairs).toString(), QS_OPTIONS);
+  // The same normalisation as form-urlencoded bodies, so both encodings read alike. A `%` in a
+  // multipart value is text: URLSearchParams escapes it, so the strict decoding cannot fail here.
+  const value = parseFormText(new URLSearchParams(pairs).toString());
+  if (value instanceof UnreadableBody) throw badRequest(`body: ${value.reason}`);
+  return value;
 }
 
 interface ReadBody {
