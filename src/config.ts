@@ -86,6 +86,7 @@ export const configSchema = z.object({
   COLDSYNC_EVENTS_EVERY: durationOrOff.prefault("1m"),
   COLDSYNC_IDLE_EVERY: duration.prefault("1h"),
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
+  COLDSYNC_TERMINAL_REWALK_EVERY: durationOrOff.prefault("7d"),
   COLDSYNC_VERIFY_EVERY: durationOrOff.optional(),
   COLDSYNC_HTTP_PORT: z.coerce.number({ error: "must be a port number" }).int().min(0).max(65535).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
@@ -108,6 +109,8 @@ export interface Config {
     eventsEveryMs: number | undefined;
     idleEveryMs: number;
     terminalEveryMs: number;
+    /** How long after its last walk a terminal campaign past its final walks has its leads walked again; undefined: never. */
+    terminalRewalkEveryMs: number | undefined;
     /** How often the worker verifies the warehouse against the upstream; undefined: never. */
     verifyEveryMs: number | undefined;
   };
@@ -199,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
       eventsEveryMs: raw.COLDSYNC_EVENTS_EVERY,
       idleEveryMs: raw.COLDSYNC_IDLE_EVERY,
       terminalEveryMs: raw.COLDSYNC_TERMINAL_EVERY,
+      terminalRewalkEveryMs: raw.COLDSYNC_TERMINAL_REWALK_EVERY,
       verifyEveryMs: raw.COLDSYNC_VERIFY_EVERY,
     },
     http: { port: raw.COLDSYNC_HTTP_PORT, host: raw.COLDSYNC_HTTP_HOST, token: raw.COLDSYNC_HTTP_TOKEN },

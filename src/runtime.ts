@@ -61,6 +61,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       logger,
       trigger,
       locks: warehouse.locks,
+      ...(config.worker.terminalRewalkEveryMs === undefined ? {} : { terminalRewalkEveryMs: config.worker.terminalRewalkEveryMs }),
       ...(signal ? { signal } : {}),
       ...(observer ? { observer } : {}),
     }),

@@ -17,7 +17,9 @@ import { CAMPAIGN_STREAMS, campaignDetail, emailOpens, emailSequences, LEAD_REFR
  *   that proved it saw every lead, in two cycles: a lead that went while
  *   another arrived before the cursor between the same two pages leaves no
  *   trace in one walk's count or anchors, and the second walk, at another time,
- *   sees what the first could not. After that the rhythm costs its detail.
+ *   sees what the first could not. After that the rhythm costs its detail,
+ *   and a walk of its leads every COLDSYNC_TERMINAL_REWALK_EVERY (a contact
+ *   that unsubscribes after the campaign ended brings no event with it).
  * - `events`: replies (one request), then link clicks and opens read from
  *   their cursors (a tail read), then the leads whose schedules do not show
  *   those events yet (stale-leads.ts), refreshed one by one (#12, at most
@@ -114,11 +116,17 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
   if (status === undefined) return;
   // Only a terminal campaign's walks are counted (the walk loads its own checkpoint): one that can send is walked every cycle.
   const checkpoint = isTerminal(status) ? await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }) : undefined;
-  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint)) return;
+  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint) && !isRewalkDue(ctx, checkpoint)) return;
   const terminalWalks = checkpoint === undefined ? undefined : terminalWalksOf(checkpoint) + 1;
   const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
   if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
+}
+
+/** Whether a terminal campaign past its final walks is due a walk of its leads again (SyncContext.terminalRewalkEveryMs). */
+function isRewalkDue(ctx: SyncContext, checkpoint: Checkpoint, now = Date.now()): boolean {
+  const last = checkpoint.lastCompleteScanAt;
+  return ctx.terminalRewalkEveryMs !== undefined && last !== null && now - last.getTime() >= ctx.terminalRewalkEveryMs;
 }
 
 /** The status the warehouse holds for a live campaign (null when unreadable), undefined when it holds none live. */

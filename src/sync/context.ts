@@ -33,4 +33,10 @@ export interface SyncContext {
   observer?: SyncObserver;
   /** Bounds the bytes of pages fetched but not yet written, across every run sharing it (one per process). */
   pageBudget?: ByteBudget;
+  /**
+   * How long after a terminal campaign's last leads walk, its final walks done, its leads are walked again
+   * (COLDSYNC_TERMINAL_REWALK_EVERY): what changes in them without an event (a contact that unsubscribed) is
+   * seen no other way. Undefined: never.
+   */
+  terminalRewalkEveryMs?: number;
 }

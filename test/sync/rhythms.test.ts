@@ -195,6 +195,27 @@ describe("the two rhythms of one campaign", () => {
   });
 });
 
+describe("a terminal campaign past its final walks", () => {
+  it("has its leads walked again once COLDSYNC_TERMINAL_REWALK_EVERY has passed since the last walk, and only then", async () => {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T09:00:00.000Z" });
+    for (let walk = 0; walk < 2; walk += 1) expect((await runCampaignSync(h.context(), CAMPAIGN, "all")).outcome).toBe("succeeded");
+    // A contact unsubscribes after the campaign ended: no open, click or reply comes with it.
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
+    (first as Lead).contact.unsubscribed = true;
+    const unsubscribed = async () =>
+      (await h.warehouse.db.selectFrom("contacts").select("unsubscribed").where("id", "=", (first as Lead).contact.id).executeTakeFirstOrThrow()).unsubscribed;
+
+    h.requested();
+    expect((await runCampaignSync(h.context({ terminalRewalkEveryMs: 3_600_000 }), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    expect(h.requested()).toEqual(["/api/v1/campaign/"]);
+    expect(await unsubscribed()).toBe(false);
+
+    expect((await runCampaignSync(h.context({ terminalRewalkEveryMs: 1 }), CAMPAIGN, "leads")).outcome).toBe("succeeded");
+    expect(h.requested()).toContain("/api/v1/leads/");
+    expect(await unsubscribed()).toBe(true);
+  });
+});
+
 describe("the refresh's rejected records", () => {
   /** A terminal campaign past its final walks: its leads are read only by the events rhythm's refresh (#12) now. */
   async function terminal(): Promise<Harness> {
