@@ -1,4 +1,5 @@
 import { sql, type Kysely } from "kysely";
+import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { hasStarted, isTerminal } from "../sync/campaign-sync.ts";
 import type { Database } from "../warehouse/database.ts";
@@ -25,7 +26,12 @@ export function leadPages(leads: number): number {
   return leads < 100 ? 1 : Math.floor((leads - 100) / 99) + 2;
 }
 
-export async function requestDemand(db: Kysely<Database>, account: string, cadence: Cadence, requestsPerSecond: number): Promise<RequestDemand> {
+export async function requestDemand(
+  db: Kysely<Database>,
+  account: string,
+  cadence: Cadence & Partial<Pick<Config["worker"], "terminalRewalkEveryMs">>,
+  requestsPerSecond: number,
+): Promise<RequestDemand> {
   const campaigns = await db
     .selectFrom("campaigns as c")
     .select([
@@ -40,14 +46,18 @@ export async function requestDemand(db: Kysely<Database>, account: string, caden
   let eventsPerMinute = 0;
   let leadsPerMinute = 0;
   for (const campaign of campaigns) {
-    // A terminal campaign past its final walks costs its detail alone.
-    const walk = isTerminal(campaign.status) ? 1 : 1 + leadPages(campaign.leads) + campaign.sequences;
+    const fullWalk = leadPages(campaign.leads) + campaign.sequences;
+    // A terminal campaign past its final walks costs its detail, and a full walk again now and then.
+    const terminal = isTerminal(campaign.status);
+    const walk = terminal ? 1 : 1 + fullWalk;
     const eventsEvery = eventsCadenceOf(campaign, cadence);
     const leadsEvery = leadsCadenceOf(campaign.status, cadence);
     if (eventsEvery !== undefined) eventsPerMinute += (3 * 60_000) / eventsEvery;
     // With the events rhythm off, a started campaign's event tails are read with its leads.
     const eventsInWalk = cadence.eventsEveryMs === undefined && hasStarted(campaign) ? 3 : 0;
     leadsPerMinute += ((walk + eventsInWalk) * 60_000) / leadsEvery;
+    const rewalkEvery = cadence.terminalRewalkEveryMs;
+    if (terminal && rewalkEvery !== undefined) leadsPerMinute += (fullWalk * 60_000) / Math.max(rewalkEvery, leadsEvery);
   }
   return { eventsPerMinute, leadsPerMinute, budgetPerMinute: requestsPerSecond * 60 };
 }

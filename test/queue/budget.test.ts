@@ -62,6 +62,9 @@ describe("the request budget", () => {
       const off = await requestDemand(warehouse.db, "acme", { ...cadence, eventsEveryMs: undefined }, 5);
       expect(off.eventsPerMinute).toBe(0);
       expect(off.leadsPerMinute).toBeCloseTo(6 / 15 + 2 / 60 + 4 / 1440, 6);
+      // A terminal campaign's leads walked again every week: its page (no lead, no sequence) once a week.
+      const rewalked = await requestDemand(warehouse.db, "acme", { ...cadence, terminalRewalkEveryMs: 7 * 1440 * MINUTE }, 5);
+      expect(rewalked.leadsPerMinute).toBeCloseTo(3 / 15 + 2 / 60 + 1 / 1440 + 1 / (7 * 1440), 6);
     });
   });
 });
