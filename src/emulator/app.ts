@@ -3,6 +3,7 @@ import { MAX_BODY_BYTES, registerBodyParsers } from "./http/bodies.ts";
 import type { EmulatorContext } from "./http/context.ts";
 import { ApiError } from "./http/errors.ts";
 import { registerGate } from "./http/gate.ts";
+import { parseQueryString, registerQueryCheck } from "./http/query.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { campaignRoutes } from "./routes/campaigns.ts";
@@ -50,6 +51,7 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
     logger: false,
     bodyLimit: MAX_BODY_BYTES,
     forceCloseConnections: true,
+    routerOptions: { querystringParser: parseQueryString },
     frameworkErrors: (error, _request, reply) => {
       // The hook's reply type is generic over route schemas the emulator does not use.
       void (reply as unknown as FastifyReply).code(400).send({ message: `request: ${error.message}` });
@@ -66,6 +68,7 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
   // In wall-clock mode every answer, the admin ones included, sees simulated time caught up with real time.
   app.addHook("onRequest", async () => context.clock.catchUp());
   registerGate(app, context);
+  registerQueryCheck(app);
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message });

@@ -66,6 +66,51 @@ describe("a path spelled with percent-escapes", () => {
   });
 });
 
+describe("a query string with a malformed percent-escape (contract A.2: a bad query parameter is a 400, not an unknown id)", () => {
+  // Escapes are written into the path so that the URL reaches the emulator as sent, not re-encoded.
+  const malformed: [string, string, string][] = [
+    [PATHS.campaign, "campaign_uid", "%E0%A4%A"],
+    [PATHS.lead, "lead_uid", "%"],
+    [PATHS.emailSequence, "id", "%FF"],
+    [PATHS.leads, "limit", "1%ZZ"],
+  ];
+  it.each(malformed)("GET %s?%s=%s answers 400 naming the parameter", async (path, name, text) => {
+    const answer = await api().get(`${path}?${name}=${text}`);
+    expect(answer.status, answer.text).toBe(400);
+    expect(messageOf(answer)).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it("a malformed escape in a parameter's name answers 400", async () => {
+    const answer = await api().get(`${PATHS.campaigns}?limit%ZZ=1`);
+    expect(answer.status, answer.text).toBe(400);
+    expect(messageOf(answer)).toContain("limit%ZZ");
+  });
+
+  it("an unknown path or method is checked first: 404 and 405", async () => {
+    expect((await api().get(`${API_PREFIX}/nothing-here/?campaign_uid=%`)).status).toBe(404);
+    expect((await api().request("PUT", `${PATHS.campaign}?campaign_uid=%`)).status).toBe(405);
+  });
+
+  it("the key is checked first: without one the answer is 401", async () => {
+    const answer = await new Api(emulator().url).get(`${PATHS.campaign}?campaign_uid=%E0%A4%A`);
+    expect(answer.status, answer.text).toBe(401);
+  });
+
+  it("well-formed escapes and + still decode, and a parameter given twice is still refused", async () => {
+    const { data } = (await api().get(`${PATHS.campaigns}?limit=1`)).json as { data: { uid: string }[] };
+    const uid = data[0]?.uid;
+    if (uid === undefined) throw new Error("the seed has no campaign");
+    const escaped = [...uid].map((character) => `%${character.charCodeAt(0).toString(16).padStart(2, "0")}`).join("");
+    expect((await api().get(`${PATHS.campaign}?campaign_uid=${escaped}`)).status).toBe(200);
+    const plus = await api().get(`${PATHS.campaign}?campaign_uid=no+such%20campaign`);
+    expect(plus.status).toBe(404);
+    expect(messageOf(plus)).toContain("no such campaign");
+    const twice = await api().get(`${PATHS.campaign}?campaign_uid=${uid}&campaign_uid=${uid}`);
+    expect(twice.status).toBe(400);
+    expect(messageOf(twice)).toContain("campaign_uid: must be given once");
+  });
+});
+
 describe("unknown path", () => {
   it.each([`${API_PREFIX}/nothing-here/`, `${API_PREFIX}/campaign/explode/`, "/api/v2/campaigns/", "/"])("GET %s answers 404 {message}", async (path) => {
     const answer = await api().get(path);
