@@ -59,7 +59,17 @@ export function withoutUnreadable<T extends object>(
     if (fields[column] !== null) continue;
     const path = `${start}${pathOf(column)}`;
     // The field itself, or an object above it (a `settings` that arrived as null), could not be read.
-    if (issues.some((issue) => path === issue.path || path.startsWith(`${issue.path}.`))) fields[column] = undefined;
+    if (issues.some((issue) => path === issue.path || (path.startsWith(`${issue.path}.`) && !isItemBelow(path, issue.path)))) fields[column] = undefined;
   }
   return row;
+}
+
+/**
+ * Whether `path` lies inside an item of the list at `list` (`schedules.0.sent_on` below `schedules`): an issue
+ * with a list whose items were read (a single record sent for it, more items than documented) says nothing about
+ * an item's fields, and a list that could not be read has no items to make rows of.
+ */
+function isItemBelow(path: string, list: string): boolean {
+  const code = path.charCodeAt(list.length + 1);
+  return code >= 48 && code <= 57;
 }

@@ -21,6 +21,8 @@ import { looksLikeInstant, parseInstant } from "./instant.ts";
  * - an enum value the spec does not list is kept as text (the warehouse
  *   stores enums as text), an integer sent instead of a name as its decimal
  *   text;
+ * - a single record (an object) where a list of records is documented, read
+ *   as a one-item list;
  * - a string longer than its documented maximum, or an integer outside its
  *   documented range but inside the column's, is kept as it came.
  * Anything else that does not fit (null where a value is required, a missing
@@ -182,9 +184,23 @@ function readObject(schema: z.ZodObject, raw: unknown, path: string, issues: Fie
   return value;
 }
 
+/** Whether a list's items are records (objects), which an upstream may send one of alone, unwrapped. */
+function holdsObjects(schema: z.ZodArray): boolean {
+  let element = schema.element as z.ZodType;
+  while (element instanceof z.ZodNullable || element instanceof z.ZodOptional) element = element.unwrap() as z.ZodType;
+  return element instanceof z.ZodObject;
+}
+
 function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: FieldIssue[]): unknown[] | null {
-  if (!Array.isArray(raw)) return unreadable(path, raw, "an array", issues);
-  const items = raw.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
+  let list: unknown[];
+  if (Array.isArray(raw)) list = raw;
+  else if (isPlainObject(raw) && holdsObjects(schema)) {
+    // One record where a list of them is documented (`schedules: {id: 1001, …}`) is that list of one: read as
+    // null, the record and all below it would be lost without a trace. Its own issues sit at `<path>.0.…`.
+    issues.push({ path, reason: "a single item where a list is documented; read as a one-item list", raw });
+    list = [raw];
+  } else return unreadable(path, raw, "an array", issues);
+  const items = list.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
   const maxItems = schema.def.checks?.find((check) => check._zod.def.check === "max_length")?._zod.def as { maximum?: number } | undefined;
   if (maxItems?.maximum !== undefined && items.length > maxItems.maximum) {
     issues.push({ path, reason: `has ${items.length} items, at most ${maxItems.maximum} documented; kept`, raw });

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSummaryText } from "../../src/commands/output.ts";
 import { runFullSync, type RunSummary } from "../../src/sync/runs.ts";
+import { verify } from "../../src/sync/verify.ts";
 import type { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
@@ -277,5 +278,38 @@ describe("a scripted campaign whose leads and events deviate", () => {
     const schedule = await h.warehouse.db.selectFrom("schedules").select(["id", "_field_issues"]).where("id", "=", 1001).executeTakeFirst();
     expect({ outcome: summary.outcome, placed: schedule !== undefined }).toEqual({ outcome: "succeeded", placed: true });
     expect(schedule?._field_issues).toMatchObject({ leads: { id: { reason: "integer sent as a string; read as 1001", raw: "1001.0" } } });
+  });
+
+  it("places a lead's schedule sent as one object instead of a one-item list, and verify --deep finds it held", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    (first as unknown as Json).schedules = ((first as unknown as Json).schedules as Json[])[0]; // the single schedule, not wrapped in an array
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const schedules = await db.selectFrom("schedules").select(["id", "lead_uid"]).orderBy("id").execute();
+    expect({ outcome: summary.outcome, schedules }).toEqual({ outcome: "succeeded", schedules: [{ id: 1001, lead_uid: "L1" }, { id: 1002, lead_uid: "L2" }] });
+    expect(summary.fieldIssues).toMatchObject({ "leads.schedules": 1 });
+    const lead = await db.selectFrom("leads").select("_field_issues").where("uid", "=", "L1").executeTakeFirstOrThrow();
+    expect(lead._field_issues).toMatchObject({ leads: { schedules: { reason: "a single item where a list is documented; read as a one-item list" } } });
+
+    const result = await verify(h.context(), { deep: "all" });
+    expect(result.lines.find((line) => line.campaignUid === CAMPAIGN && line.stream === "schedules")?.status).toBe("ok");
+    // A walk that reads the list as a one-item list vouches for it: nothing is soft-deleted.
+    await runFullSync(h.context());
+    expect(await db.selectFrom("schedules").select("id").where("_deleted_at", "is not", null).execute()).toEqual([]);
+  });
+
+  it("places a schedule's click sent as one object instead of a one-item list", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    ((first as unknown as { schedules: Json[] }).schedules[0] as Json).link_click_events = { id: 88, link: "https://example.test/lone", clicked_on: "2026-05-01T10:05:00Z" };
+
+    const summary = await runFullSync(h.context());
+
+    const clicks = await h.warehouse.db.selectFrom("link_clicks").select(["id", "schedule_id", "link"]).execute();
+    expect({ outcome: summary.outcome, clicks }).toEqual({ outcome: "succeeded", clicks: [{ id: 88, schedule_id: 1001, link: "https://example.test/lone" }] });
+    expect(summary.fieldIssues).toMatchObject({ "schedules.link_click_events": expect.any(Number) });
   });
 });

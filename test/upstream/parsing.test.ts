@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidRecordError, UpstreamError, type ReadRecord, type RecordOf, type UpstreamClient } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
 import { emailOpens } from "../../src/sync/streams/email-opens.ts";
-import { leadRows } from "../../src/sync/streams/leads.ts";
+import { leadRows, recordsBelowLead } from "../../src/sync/streams/leads.ts";
 import { unknownFields } from "../../src/sync/mapping.ts";
 import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
 import { campaignListItem, campaignSettings, contactList, emailSequence } from "../../src/upstream/resources.ts";
@@ -162,6 +162,38 @@ describe("tolerant parsing", () => {
       expect.stringMatching(/^schedules\.0\.link_click_events\.1\.link: holds characters PostgreSQL cannot store/),
       expect.stringMatching(/^schedules\.0\.link_click_events\.2\.link: 2115 bytes, longer than the warehouse can index/),
     ]);
+  });
+
+  it("reads one record sent where a list of them is documented as a one-item list, names the list, and keeps the raw record for a part set aside", () => {
+    const SINGLE = "a single item where a list is documented; read as a one-item list";
+    const click = { id: 1, link: "https://x.test/lone", clicked_on: "2026-01-02T03:04:05Z" };
+    const [schedule] = leadWithSchedule({ link_click_events: click }).schedules;
+    const lead = { ...leadWithSchedule({}), schedules: schedule };
+    const outcome = readRecord("leads", lead);
+    if (!("record" in outcome)) throw new Error("rejected");
+    expect(outcome.record.issues).toEqual([
+      { path: "schedules", reason: SINGLE, raw: schedule },
+      { path: "schedules.0.link_click_events", reason: SINGLE, raw: click },
+    ]);
+    const context = { scope: { account: "a", campaignUid: "c1" }, observedAt: new Date() };
+    const parts: Omit<RejectedRecord, "stream" | "parentKey">[] = [];
+    const rows = leadRows(outcome.record, { ...context, reject: (part) => parts.push(part) });
+    expect(parts).toEqual([]);
+    expect(rows.link_clicks?.map((row) => [row.id, row.link])).toEqual([[1, "https://x.test/lone"]]);
+    // The issue with the list says nothing of its item's fields: a sent_on that is null is NULL, not left out.
+    expect(rows.schedules).toEqual([expect.objectContaining({ id: 10, sent_on: null, _field_issues: { link_click_events: { reason: SINGLE, raw: click } } })]);
+    expect(rows.leads?.[0]?._field_issues).toEqual({ schedules: { reason: SINGLE, raw: schedule } });
+    expect(recordsBelowLead(lead)).toBe(3);
+
+    // A single schedule that cannot be placed is set aside as it came, with what it held.
+    const keyless = { ...leadWithSchedule({}), schedules: { ...schedule, id: null } };
+    const read = readRecord("leads", keyless);
+    if (!("record" in read)) throw new Error("rejected");
+    leadRows(read.record, { ...context, reject: (part) => parts.push(part) });
+    expect(parts).toEqual([{ reason: "schedules.0.id: expected an integer, got null", payload: keyless.schedules, recordKey: null, skipped: 1 }]);
+
+    // Only a list of records takes one alone: a list of ids sent as an object is still a value of the wrong type.
+    expect(readTolerant(campaignSettings, { sending_domains: { id: 1 } }).issues.find((issue) => issue.path === "sending_domains")?.reason).toBe("expected an array, got an object");
   });
 
   it("reads a date-time of year 1 as that instant, and names one the warehouse cannot hold instead of passing it as valid", () => {

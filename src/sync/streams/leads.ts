@@ -22,10 +22,28 @@ function reasonAt(issues: readonly FieldIssue[], path: string): string {
   return found.map((issue) => `${issue.path}: ${issue.reason}`).join("; ") || `${path}: empty`;
 }
 
+/**
+ * The value at `path` in the record as it arrived. A number is a position in a list, and one record sent where a
+ * list is documented (`schedules: {id: 1001, …}`) was read as a list of one (tolerant.ts): its position 0 is that
+ * record itself.
+ */
 function rawAt(raw: unknown, ...path: (string | number)[]): unknown {
   let value = raw;
-  for (const step of path) value = (value as Record<string | number, unknown> | null | undefined)?.[step];
+  for (const step of path) {
+    if (typeof step === "number" && isSingleItem(value)) value = step === 0 ? value : undefined;
+    else value = (value as Record<string | number, unknown> | null | undefined)?.[step];
+  }
   return value ?? null;
+}
+
+/** A record where a list of them is documented: read as a list of one. */
+function isSingleItem(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The items of a list as it arrived: a single record sent for the list counts as one, anything else that is not a list as none. */
+function itemsOf(list: unknown): unknown[] {
+  return Array.isArray(list) ? list : isSingleItem(list) ? [list] : [];
 }
 
 /**
@@ -231,8 +249,8 @@ const LEAD_SOFT_DELETES: SoftDeleteRule<Lead>[] = [
 /** What a lead's payload holds below it: its contact, schedules, and their replies and clicks. */
 export function recordsBelowLead(payload: unknown): number {
   const lead = payload as { contact?: unknown; schedules?: unknown } | null;
-  const schedules = Array.isArray(lead?.schedules) ? (lead.schedules as { replies?: unknown; link_click_events?: unknown }[]) : [];
-  const nested = (list: unknown) => (Array.isArray(list) ? list.length : 0);
+  const schedules = itemsOf(lead?.schedules) as ({ replies?: unknown; link_click_events?: unknown } | null)[];
+  const nested = (list: unknown) => itemsOf(list).length;
   return (lead?.contact ? 1 : 0) + schedules.reduce((sum, item) => sum + 1 + nested(item?.replies) + nested(item?.link_click_events), 0);
 }
 
