@@ -168,6 +168,13 @@ function characters(min: number, max: number) {
  */
 const emailAddress = characters(0, 254).pipe(z.email({ pattern: z.regexes.html5Email, message: "must be an email address" }));
 
+/**
+ * Text made only of Unicode White_Space characters. JavaScript's `\s` is
+ * another set: it leaves out U+0085 NEXT LINE, which is White_Space, and takes
+ * in U+FEFF, a format character that is not.
+ */
+const ONLY_WHITESPACE = /^\p{White_Space}*$/u;
+
 /** Campaign and lead uids (spec 8: at most 255 characters). */
 const uid = z.string().min(1, "is required").pipe(characters(1, 255));
 
@@ -175,7 +182,7 @@ export function updateDataSchema(encoding: BodyEncoding = "json") {
   const f = fieldsFor(encoding);
   return z
     .object({
-      name: characters(1, 300).regex(/\S/, "must contain a non-whitespace character"),
+      name: characters(1, 300).refine((text) => !ONLY_WHITESPACE.test(text), "must contain a non-whitespace character"),
       reply_to_address: f.nullable(emailAddress).default(null),
       daily_email_limit: f.integer(10, 100),
       skip_days: f.array(dayName, 6).optional(),

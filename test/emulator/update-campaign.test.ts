@@ -90,6 +90,9 @@ const set =
 const violations: Violation[] = [
   { rule: "name empty", field: "name", change: set("name", "") },
   { rule: "name whitespace only", field: "name", change: set("name", "  \t ") },
+  // U+0085 NEXT LINE and U+2028 LINE SEPARATOR have the Unicode White_Space property; JavaScript's \s leaves U+0085 out.
+  { rule: "name of U+0085 only (Unicode White_Space)", field: "update_data.name", change: set("name", "\u0085\u0085") },
+  { rule: "name of U+2028 and U+3000 only (Unicode White_Space)", field: "update_data.name", change: set("name", "\u2028\u3000") },
   { rule: "name of 301 characters", field: "name", change: set("name", "n".repeat(301)) },
   { rule: "reply_to_address not an email", field: "reply_to_address", change: set("reply_to_address", "not-an-email") },
   { rule: "reply_to_address over 254 characters", field: "reply_to_address", change: set("reply_to_address", `${"r".repeat(250)}@example.com`) },
@@ -237,6 +240,8 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
       ["daily_email_limit 100", "many", set("daily_email_limit", 100)],
       ["a name of 300 characters", "many", set("name", "n".repeat(300))],
       ["a name of 300 characters, each two code units", "many", set("name", "\u{1F4E8}".repeat(300))],
+      // U+FEFF is a format character, not Unicode White_Space, although JavaScript's \s counts it as space.
+      ["a name of U+FEFF only, which is not whitespace", "many", set("name", "\uFEFF")],
       ["reply_to_address null", "many", set("reply_to_address", null)],
       // Any atext in the local part, any hostname label in the domain (a punycode top-level domain: .рф).
       ...["info@example.xn--p1ai", "sales=eu@example.com", "team#7@example.com"].map(
