@@ -312,4 +312,32 @@ describe("a scripted campaign whose leads and events deviate", () => {
     expect({ outcome: summary.outcome, clicks }).toEqual({ outcome: "succeeded", clicks: [{ id: 88, schedule_id: 1001, link: "https://example.test/lone" }] });
     expect(summary.fieldIssues).toMatchObject({ "schedules.link_click_events": expect.any(Number) });
   });
+
+  for (const [label, emailData] of [
+    ["its id null", { id: null, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" }],
+    ["sent as JSON text", JSON.stringify({ id: 1, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" })],
+  ] as const) {
+    it(`sets aside a schedule's email_data with ${label}, with its payload and the lead's key, as a contact without a readable id, and lands the schedule`, async () => {
+      const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+      const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+      ((first as unknown as { schedules: Json[] }).schedules[0] as Json).email_data = emailData;
+
+      const summary = await runFullSync(h.context());
+
+      const db = h.warehouse.db;
+      const rejected = await db.selectFrom("rejected_records").select(["stream", "reason", "payload", "parent_key", "record_key"]).execute();
+      expect({ outcome: summary.outcome, rejected }).toEqual({
+        outcome: "partial",
+        rejected: [{ stream: "leads", reason: expect.stringMatching(/^schedules\.0\.email_data(\.id)?: /), payload: emailData, parent_key: "L1", record_key: null }],
+      });
+      const schedule = await db.selectFrom("schedules").select(["id", "email_sequence_id"]).executeTakeFirstOrThrow();
+      expect(schedule).toEqual({ id: 1001, email_sequence_id: null });
+
+      // The upstream sends the object again: the sequence lands, and nothing is set aside any more.
+      ((first as unknown as { schedules: Json[] }).schedules[0] as Json).email_data = { id: 1, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" };
+      expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+      expect(await db.selectFrom("schedules").select(["id", "email_sequence_id"]).execute()).toEqual([{ id: 1001, email_sequence_id: 1 }]);
+      expect(await db.selectFrom("rejected_records").select("id").where("resolved_at", "is", null).execute()).toEqual([]);
+    });
+  }
 });

@@ -196,6 +196,32 @@ describe("tolerant parsing", () => {
     expect(readTolerant(campaignSettings, { sending_domains: { id: 1 } }).issues.find((issue) => issue.path === "sending_domains")?.reason).toBe("expected an array, got an object");
   });
 
+  it("sets aside a schedule's email_data whose id cannot be read, as it came, and keeps the schedule without its sequence", () => {
+    const context = { scope: { account: "a", campaignUid: "c1" }, observedAt: new Date() };
+    const withIdNull = { id: null, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" };
+    const asText = JSON.stringify({ ...withIdNull, id: 1 });
+    const reasons = [];
+    for (const emailData of [withIdNull, asText]) {
+      const outcome = readRecord("leads", leadWithSchedule({ email_data: emailData }));
+      if (!("record" in outcome)) throw new Error("rejected");
+      const parts: Omit<RejectedRecord, "stream" | "parentKey">[] = [];
+      const rows = leadRows(outcome.record, { ...context, reject: (part) => parts.push(part) });
+      expect(parts).toEqual([{ reason: expect.any(String), payload: emailData, recordKey: null, skipped: 0 }]);
+      reasons.push(parts[0]?.reason);
+      expect(rows.schedules).toEqual([expect.objectContaining({ id: 10, email_sequence_id: undefined })]);
+      expect(rows.email_sequences).toEqual([]);
+      expect(rows.leads?.map((row) => row.uid)).toEqual(["l1"]);
+    }
+    expect(reasons).toEqual(["schedules.0.email_data.id: expected an integer, got null", "schedules.0.email_data: expected an object, got a string"]);
+    // An email_data that is null or missing holds nothing to lose: it is named on the schedule, not set aside.
+    for (const emailData of [null, undefined]) {
+      const outcome = readRecord("leads", leadWithSchedule({ email_data: emailData }));
+      const parts: unknown[] = [];
+      if ("record" in outcome) leadRows(outcome.record, { ...context, reject: (part) => parts.push(part) });
+      expect(parts).toEqual([]);
+    }
+  });
+
   it("reads a date-time of year 1 as that instant, and names one the warehouse cannot hold instead of passing it as valid", () => {
     const UNHELD = expect.stringMatching(/^names no instant of years 1 to 9999 .*; not stored$/);
     const opens = readRecords("email_opens", [

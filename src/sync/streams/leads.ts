@@ -117,6 +117,12 @@ function scheduleRows(item: Schedule, position: number, leadUid: string, campaig
   const scheduleId = item.id as number;
   const emailData = item.email_data;
   const sequenceId = emailData !== null && isUsableKey(emailData.id) ? (emailData.id as number) : null;
+  const rawEmailData = rawAt(raw, "schedules", position, "email_data");
+  if (sequenceId === null && rawEmailData !== null) {
+    // As the contact: the sequence a schedule sends may be known nowhere else, so one whose id cannot be read is kept.
+    const field = emailData === null ? `${at}.email_data` : `${at}.email_data.id`;
+    context.reject({ reason: reasonAt(issues, field), payload: rawEmailData, recordKey: null, skipped: 0 });
+  }
   rows.schedules.push(
     withoutUnreadable(
       {
