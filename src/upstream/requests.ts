@@ -227,6 +227,27 @@ export function updateCampaignBodySchema(encoding: BodyEncoding = "json") {
 }
 export type UpdateCampaignBody = z.infer<ReturnType<typeof updateCampaignBodySchema>>;
 
+/**
+ * The fields of an update campaign body that are checked against the campaign
+ * (contract A.5: the strategy against its number of sequences, the sending
+ * domains against the account's), read from a body that breaks some other
+ * rule: each field that is valid on its own, undefined otherwise, so that one
+ * 400 can name every violated rule. Never fails.
+ */
+export function updateCrossCheckedFieldsSchema(encoding: BodyEncoding = "json") {
+  const f = fieldsFor(encoding);
+  const updateData = z.object({
+    scheduling_strategy: updatableSchedulingStrategy.optional().catch(undefined),
+    sending_domains: f.array(f.integer(INT32_MIN, INT32_MAX)).optional().catch(undefined),
+  });
+  return z
+    .object({
+      campaign_uid: uid.optional().catch(undefined),
+      update_data: f.object(updateData).optional().catch(undefined),
+    })
+    .catch({});
+}
+
 export function sequenceDataSchema(encoding: BodyEncoding = "json") {
   const f = fieldsFor(encoding);
   return z.object({

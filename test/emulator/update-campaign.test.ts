@@ -209,6 +209,31 @@ describe.each(["json", "form", "multipart"] as const)("in %s", (encoding) => {
     expect(messageOf(answer)).toMatch(/^update_data\.sending_domains: .*being deleted/);
   });
 
+  it("every violated rule is named in one 400 (contract A.5): the strategy for the sequence count and an unknown sending domain", async () => {
+    const answer = await update(encoding, "many", (data) => Object.assign(data, { scheduling_strategy: "single-message", sending_domains: [2_147_483_000] }));
+    expect(answer.status).toBe(400);
+    const message = messageOf(answer);
+    expect(message).toContain("update_data.scheduling_strategy: single-message needs exactly one email sequence");
+    expect(message).toContain("update_data.sending_domains: unknown domain id(s) 2147483000");
+  });
+
+  it("an unknown sending domain and a domain being deleted are both named", async () => {
+    const deleting = seed.domains.find((domain) => domain.status === "deleting");
+    if (!deleting) throw new Error("the seed has no domain being deleted");
+    const answer = await update(encoding, "many", set("sending_domains", [2_147_483_000, deleting.id]));
+    expect(answer.status).toBe(400);
+    expect(messageOf(answer)).toMatch(/unknown domain id\(s\) 2147483000; update_data\.sending_domains: domain id\(s\) \d+ being deleted/);
+  });
+
+  it("a rule of the body's schema and a cross-check against the campaign are named in the same 400", async () => {
+    const answer = await update(encoding, "one", (data) => Object.assign(data, { daily_email_limit: 5, scheduling_strategy: "sequential", sending_domains: [2_147_483_000] }));
+    expect(answer.status).toBe(400);
+    const message = messageOf(answer);
+    expect(message).toContain("update_data.daily_email_limit: ");
+    expect(message).toContain("update_data.scheduling_strategy: the campaign has exactly one email sequence");
+    expect(message).toContain("update_data.sending_domains: unknown domain id(s) 2147483000");
+  });
+
   it("a rejected update changes nothing", async () => {
     const before = await api.ok(PATHS.campaign, { campaign_uid: targets.one.summary.uid }, resources.campaign);
     const answer = await update(encoding, "one", (data) => Object.assign(data, { name: "Never stored", daily_email_limit: 5 }));

@@ -53,9 +53,15 @@ export function readable(issue: Issue): string | undefined {
   }
 }
 
+/** `value` parsed, or every problem as one `path: reason` line per violated rule, joined by "; ". */
+export function parseOrProblems<S extends z.ZodType>(schema: S, value: unknown, root: string): { data: z.infer<S> } | { problems: string } {
+  const result = schema.safeParse(value, { error: readable });
+  return result.success ? { data: result.data } : { problems: describeIssues(result.error, root) };
+}
+
 /** Parses `value` or throws a 400 naming every problem; `root` names the value itself (e.g. "body"). */
 export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, root: string): z.infer<S> {
-  const result = schema.safeParse(value, { error: readable });
-  if (result.success) return result.data;
-  throw badRequest(describeIssues(result.error, root));
+  const parsed = parseOrProblems(schema, value, root);
+  if ("data" in parsed) return parsed.data;
+  throw badRequest(parsed.problems);
 }
