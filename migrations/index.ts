@@ -13,6 +13,7 @@ import * as campaignDeletionHistory from "./0011_campaign_deletion_history.ts";
 import * as funnelBouncesAndHistoryNames from "./0012_funnel_bounces_and_history_names.ts";
 import * as runningRunsIndex from "./0013_running_runs_index.ts";
 import * as runsWithErrorsIndexes from "./0014_runs_with_errors_indexes.ts";
+import * as linkClickIdsNotUnique from "./0015_link_click_ids_not_unique.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   "0012_funnel_bounces_and_history_names": funnelBouncesAndHistoryNames,
   "0013_running_runs_index": runningRunsIndex,
   "0014_runs_with_errors_indexes": runsWithErrorsIndexes,
+  "0015_link_click_ids_not_unique": linkClickIdsNotUnique,
 };

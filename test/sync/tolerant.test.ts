@@ -313,6 +313,25 @@ describe("a scripted campaign whose leads and events deviate", () => {
     expect(summary.fieldIssues).toMatchObject({ "schedules.link_click_events": expect.any(Number) });
   });
 
+  it("does not fail the leads page when a nested click's clicked_on arrives in another precision under the same click id", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const schedule = (first as unknown as { schedules: Json[] }).schedules[0] as Json;
+    schedule.link_click_events = [{ id: 77, link: "https://example.test/a", clicked_on: "2026-05-01T10:00:00.123456Z" }];
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+
+    // The upstream now sends its date-times to the millisecond: the same click (id 77), another instant by 456 µs.
+    schedule.link_click_events = [{ id: 77, link: "https://example.test/a", clicked_on: "2026-05-01T10:00:00.123Z" }];
+    (first as unknown as Json).sender_name = "Renamed sender";
+    const run = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const lead = await db.selectFrom("leads").select("sender_name").where("uid", "=", "L1").executeTakeFirstOrThrow();
+    expect({ failures: run.failures.map((failure) => `${failure.stream}: ${failure.error.message}`), sender: lead.sender_name }).toEqual({ failures: [], sender: "Renamed sender" });
+    const clicks = await db.selectFrom("link_clicks").select(["id", "clicked_on"]).where("clicked_on", "=", new Date("2026-05-01T10:00:00.123Z")).execute();
+    expect(clicks.map((row) => row.id)).toEqual([77]);
+  });
+
   for (const [label, emailData] of [
     ["its id null", { id: null, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" }],
     ["sent as JSON text", JSON.stringify({ id: 1, subject: "Step 1", body: "<p>Hello</p>", email_content_type: "text/html" })],

@@ -34,6 +34,7 @@ describe("coldsync migrate", () => {
       "applied 0012_funnel_bounces_and_history_names (schema bi)",
       "applied 0013_running_runs_index (schema bi)",
       "applied 0014_runs_with_errors_indexes (schema bi)",
+      "applied 0015_link_click_ids_not_unique (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });

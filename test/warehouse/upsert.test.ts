@@ -253,6 +253,17 @@ describe.each(backends)("upsert on $name", (backend) => {
       ]);
     });
 
+    it("link clicks: a click whose natural key changes under the same id (another precision, another link, two sharing an id) is written, not a failing statement", async () => {
+      const { db } = warehouse();
+      const click = { id: 77, campaign_uid: "c1", schedule_id: 10, link: "https://example.com/a", clicked_on: "2024-03-02T10:00:00.123456Z" };
+      await upsert(db, "link_clicks", [click], T1);
+      // The contract keys a click by (schedule_id, link, clicked_on) alone; its id is only filled when known.
+      const later = [{ ...click, clicked_on: "2024-03-02T10:00:00.123Z" }, { ...click, link: "https://example.com/b" }, { ...click, schedule_id: 11, id: 77 }];
+      expect(await upsert(db, "link_clicks", later, T2)).toEqual({ inserted: 3, updated: 0 });
+      const rows = await db.selectFrom("link_clicks").select(["id", "schedule_id", "link"]).orderBy("link_click_key").execute();
+      expect(rows.map((row) => row.id)).toEqual([77, 77, 77, 77]);
+    });
+
     it("_extra: unknown fields of several sources accumulate; null adds nothing", async () => {
       const { db } = warehouse();
       await upsert(db, "campaigns", [{ ...campaignListingRow("a"), _extra: { listing_only: 1 } }], T1);
