@@ -54,13 +54,16 @@ function fieldsFor(encoding: BodyEncoding) {
     const base = z.number().int().min(min).max(max);
     return form ? z.preprocess(fromFormNumber, base) : base;
   };
-  /** The body's arrays are sets (days skipped, domains sent from): an item named twice is a mistake to report, not to store. */
+  /**
+   * The body's arrays are sets (days skipped, domains sent from). Spec 4.3 sets
+   * no rule against naming an item twice ("array of day names, at most 6
+   * items", "array of integer"), and contract A.5 validates exactly as it says,
+   * so a repeated item is accepted and kept once, where it first appears. The
+   * item limit counts the array as sent.
+   */
   const array = <T extends z.ZodType>(item: T, maxItems?: number) => {
     const bounded = maxItems === undefined ? z.array(item) : z.array(item).max(maxItems);
-    const base = bounded.superRefine((items, ctx) => {
-      const repeated = items.find((value, index) => items.indexOf(value) !== index);
-      if (repeated !== undefined) ctx.addIssue({ code: "custom", message: `names ${String(repeated)} more than once` });
-    });
+    const base = bounded.transform((items) => [...new Set(items)]);
     return form ? z.preprocess(fromFormArray, base) : base;
   };
   const nullable = <T extends z.ZodType>(inner: T) => (form ? z.preprocess(fromFormNullable, inner.nullable()) : inner.nullable());
