@@ -8,8 +8,14 @@ import type { CampaignRecord, LeadRecord } from "./store/model.ts";
  * (from_time..to_time, through midnight when to_time is the earlier time of
  * day; 09:00..17:00 when unset); days named in skip_days are
  * skipped; step n+1 of a lead follows step n after the step's
- * `next_message_days`. Times of day are read in UTC: the emulator does not
- * apply the campaign's time zone.
+ * `next_message_days`. The window and the days are read in the campaign's
+ * `time_zone` (spec 2.3), in UTC when it is null or names no zone the runtime
+ * knows.
+ *
+ * Days are counted on the zone's wall clock: a day is its local midnight
+ * written as if it were UTC, so its weekday is `getUTCDay` and the next day is
+ * DAY_MS later whatever the offset does; a slot's wall-clock time is turned
+ * into an instant only at the end.
  */
 
 const WEEKDAYS: readonly DayName[] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
@@ -22,6 +28,81 @@ function millisOfDay(time: string): number {
   return ((hours * 60 + minutes) * 60 + seconds) * 1000;
 }
 
+const QUARTER_HOUR_MS = HOUR_MS / 4;
+/** Offsets kept at most: a wall-clock run plans further every day, and would otherwise keep every quarter hour it planned. */
+const MAX_CACHED_OFFSETS = 200_000;
+const WALL_CLOCK_FORMATS = new Map<string, Intl.DateTimeFormat | undefined>();
+
+function wallClockFormat(zone: string | null): Intl.DateTimeFormat | undefined {
+  if (zone === null || zone === "" || zone === "UTC") return undefined;
+  if (!WALL_CLOCK_FORMATS.has(zone)) {
+    let format: Intl.DateTimeFormat | undefined;
+    try {
+      format = new Intl.DateTimeFormat("en-US", {
+        timeZone: zone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "numeric",
+        day: "numeric",
+        hour: "numeric",
+        minute: "numeric",
+        second: "numeric",
+      });
+    } catch {
+      format = undefined;
+    }
+    WALL_CLOCK_FORMATS.set(zone, format);
+  }
+  return WALL_CLOCK_FORMATS.get(zone);
+}
+
+/**
+ * A time zone's offset from UTC, through Intl (no tz files are read: slim
+ * container images lack them). Offsets are looked up once per quarter hour:
+ * clock changes fall on one in nearly every zone, and one that does not
+ * (Gaza's 00:01) only moves the times planned in the minutes after it.
+ */
+class ZoneClock {
+  /** Offsets by zone and quarter hour, shared by every plan (a plan spans weeks, a few thousand quarters); emptied past MAX_CACHED. */
+  private static readonly OFFSETS = new Map<string, Map<number, number>>();
+  private readonly format: Intl.DateTimeFormat | undefined;
+  private readonly offsets: Map<number, number>;
+
+  constructor(zone: string | null) {
+    this.format = wallClockFormat(zone);
+    const key = this.format === undefined ? "" : (zone as string);
+    if (ZoneClock.OFFSETS.size > 0 && [...ZoneClock.OFFSETS.values()].reduce((sum, held) => sum + held.size, 0) > MAX_CACHED_OFFSETS) ZoneClock.OFFSETS.clear();
+    let offsets = ZoneClock.OFFSETS.get(key);
+    if (offsets === undefined) ZoneClock.OFFSETS.set(key, (offsets = new Map()));
+    this.offsets = offsets;
+  }
+
+  private offsetAt(instant: number): number {
+    if (this.format === undefined) return 0;
+    const quarter = Math.floor(instant / QUARTER_HOUR_MS);
+    let offset = this.offsets.get(quarter);
+    if (offset === undefined) {
+      const at = quarter * QUARTER_HOUR_MS;
+      const part = Object.fromEntries(this.format.formatToParts(at).map((item) => [item.type, Number(item.value)]));
+      const wall = Date.UTC(part.year ?? 1970, (part.month ?? 1) - 1, part.day ?? 1, part.hour ?? 0, part.minute ?? 0, part.second ?? 0);
+      offset = wall - at;
+      this.offsets.set(quarter, offset);
+    }
+    return offset;
+  }
+
+  /** The zone's wall-clock time at `instant`, written as if it were UTC. */
+  wall(instant: number): number {
+    return instant + this.offsetAt(instant);
+  }
+
+  /** The instant a wall-clock time names; one a clock change skips (02:30 on a spring-forward night) moves forward by the change. */
+  instant(wall: number): number {
+    const guess = wall - this.offsetAt(wall);
+    return wall - this.offsetAt(guess);
+  }
+}
+
 class SendingCalendar {
   private readonly sendingDays: number[] = [];
   private readonly skipped: Set<number>;
@@ -29,12 +110,17 @@ class SendingCalendar {
   readonly windowEnd: number;
   private readonly firstDay: number;
 
+  /** When sending begins, on the zone's wall clock. */
+  private readonly start: number;
+
   constructor(
-    private readonly start: number,
+    private readonly clock: ZoneClock,
+    start: number,
     skipDays: readonly DayName[],
     fromTime: string,
     toTime: string,
   ) {
+    this.start = clock.wall(start);
     this.skipped = new Set(skipDays.map((day) => WEEKDAYS.indexOf(day)));
     if (this.skipped.size >= WEEKDAYS.length) this.skipped.clear();
     const from = millisOfDay(fromTime);
@@ -43,8 +129,8 @@ class SendingCalendar {
     // through midnight (22:00 to 02:00), as update campaign measures it. A day's window is the one it opens.
     this.windowStart = from;
     this.windowEnd = Math.max(to < from ? to + DAY_MS : to, from + MIN_WINDOW_MS);
-    const today = Math.floor(start / DAY_MS) * DAY_MS;
-    this.firstDay = start < today + this.windowEnd - MIN_WINDOW_MS / 4 ? today : today + DAY_MS;
+    const today = Math.floor(this.start / DAY_MS) * DAY_MS;
+    this.firstDay = this.start < today + this.windowEnd - MIN_WINDOW_MS / 4 ? today : today + DAY_MS;
   }
 
   private allowed(day: number): boolean {
@@ -68,11 +154,11 @@ class SendingCalendar {
     return result;
   }
 
-  /** The time of one slot out of `slots` on a day; on the first day the window opens no earlier than the start. */
+  /** The instant of one slot out of `slots` on a day; on the first day the window opens no earlier than the start. */
   slot(day: number, slot: number, slots: number): number {
     const opens = day === this.firstDay ? Math.max(day + this.windowStart, this.start) : day + this.windowStart;
     const closes = day + this.windowEnd;
-    return opens + Math.floor((slot * Math.max(closes - opens, MIN_WINDOW_MS / 4)) / slots);
+    return this.clock.instant(opens + Math.floor((slot * Math.max(closes - opens, MIN_WINDOW_MS / 4)) / slots));
   }
 }
 
@@ -80,7 +166,7 @@ class SendingCalendar {
 export function planSchedules(campaign: CampaignRecord, leads: readonly LeadRecord[], start: number): void {
   const settings = campaign.settings;
   const perDay = Math.max(1, Math.min(settings.daily_email_limit, 10_000));
-  const calendar = new SendingCalendar(start, settings.skip_days, settings.from_time ?? DEFAULT_FROM, settings.to_time ?? DEFAULT_TO);
+  const calendar = new SendingCalendar(new ZoneClock(settings.time_zone), start, settings.skip_days, settings.from_time ?? DEFAULT_FROM, settings.to_time ?? DEFAULT_TO);
   leads.forEach((lead, position) => {
     const slot = position % perDay;
     let day = calendar.sendingDay(Math.floor(position / perDay));
