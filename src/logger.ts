@@ -1,4 +1,5 @@
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions, type SerializedError } from "pino";
+import { REDACTED, secretScrubber } from "./scrub.ts";
 
 export type { Logger } from "pino";
 
@@ -17,8 +18,6 @@ export const REDACTED_PATHS = [
   "config.api.key",
   "api.key",
 ];
-
-const REDACTED = "[REDACTED]";
 
 /**
  * Redis commands whose arguments can hold a password (AUTH's, HELLO's AUTH option, MIGRATE's). ioredis attaches
@@ -48,8 +47,9 @@ export interface LoggerSettings {
 
 /**
  * The one logger factory. Besides path redaction, every written line is scrubbed
- * of the literal secrets, so a key that slips into a message or an error text
- * still never reaches the output.
+ * of the secrets in any spelling (scrub.ts), so a key that slips into a message
+ * or an error text still never reaches the output. A line is JSON, scrubbed as
+ * JSON: it stays a valid line.
  */
 export function createLogger(settings: LoggerSettings = {}): Logger {
   const secrets = (settings.secrets ?? []).filter((secret): secret is string => typeof secret === "string" && secret.length > 0);
@@ -59,7 +59,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     redact: { paths: REDACTED_PATHS, censor: REDACTED },
     serializers: { err: serializeError },
     hooks: {
-      ...(secrets.length === 0 ? {} : { streamWrite: secretScrubber(secrets) }),
+      ...(secrets.length === 0 ? {} : { streamWrite: secretScrubber(secrets, { json: true }) }),
       ...(settings.quiet === undefined
         ? {}
         : {
@@ -72,30 +72,4 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     },
   };
   return settings.destination ? pino(options, settings.destination) : pino(options);
-}
-
-/**
- * A function that replaces each secret as written, as it reads inside a JSON string (a key with a quote or a
- * backslash is escaped in a log line) and as it reads in a URL (percent-encoded), longest form first. The forms
- * are worked out once: the function runs on every line written, and on every answer's body (`json`).
- *
- * `json` is for a text that is JSON (an upstream answer): there a secret can only stand inside a string, escaped;
- * the form as written, where it differs, would match the text's own quotes and replacing it would break the JSON.
- */
-export function secretScrubber(secrets: readonly string[], { json = false }: { json?: boolean } = {}): (text: string) => string {
-  const forms = [
-    ...new Set(
-      secrets.flatMap((secret) => {
-        const escaped = JSON.stringify(secret).slice(1, -1);
-        return json ? [escaped, encodeURIComponent(secret)] : [secret, escaped, encodeURIComponent(secret)];
-      }),
-    ),
-  ];
-  forms.sort((a, b) => b.length - a.length);
-  return (text) => {
-    let scrubbed = text;
-    // One search per form: the text that holds no secret (nearly every one) comes back as it was, not copied.
-    for (const form of forms) if (scrubbed.includes(form)) scrubbed = scrubbed.split(form).join(REDACTED);
-    return scrubbed;
-  };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
 import { secretsOf } from "../src/secrets.ts";
+import { readableForms } from "./upstream/support.ts";
 
 const KEY = "sk_live_7f3a9c2e-secret";
 
@@ -48,6 +49,26 @@ describe("createLogger", () => {
       expect(line).not.toContain(encodeURIComponent(awkward));
       expect(text).toContain("[REDACTED]");
     }
+  });
+
+  it("never prints a key spelled as JSON, a URL or HTML spells it, and keeps every line JSON", () => {
+    const key = "sk_live/7fQ+x9Zr2Lk";
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: [key], destination });
+    logger.warn(String.raw`cut answer: {"note": "\u0073k_live\/7fQ+x9Zr2Lk"`);
+    logger.info({ url: `https://t.example/?key=${encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())}` }, "lower-case percent-encoding");
+    logger.info({ url: `https://t.example/?key=${encodeURIComponent(key).replace(/%2F/g, "/")}` }, "'/' left as is");
+    logger.error({ err: new Error(`<p>refused ${key.replace("/", "&#x2F;").replace("+", "&#43;")}</p>`) }, "an HTML page");
+    logger.info({ note: `a backslash, then the key: \\${key}` }, "after a backslash");
+
+    expect(lines).toHaveLength(5);
+    for (const line of lines) {
+      expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+      expect(readableForms(line).some((form) => form.includes(key)), line).toBe(false);
+      expect(readableForms(JSON.stringify(JSON.parse(line))).some((form) => form.includes(key)), line).toBe(false);
+    }
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'cut answer: {"note": "[REDACTED]"' });
+    expect(JSON.parse(lines[4] as string)).toMatchObject({ note: "a backslash, then the key: \\[REDACTED]" });
   });
 
   it("never prints the passwords of DATABASE_URL and REDIS_URL, as written or decoded", () => {

@@ -10,7 +10,8 @@ import { needsCarefulRead } from "./parsing.ts";
 import { storableString } from "./storable-text.ts";
 import { clip } from "../clip.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { secretScrubber, type Logger } from "../logger.ts";
+import type { Logger } from "../logger.ts";
+import { secretScrubber } from "../scrub.ts";
 
 /**
  * One account's connection to the upstream: a keep-alive pool of
@@ -78,11 +79,12 @@ export interface RequestView {
 
 export class HttpTransport {
   readonly #options: HttpTransportOptions;
-  /** Removes the API key from a text (an error message, an answer's excerpt) in every form it can take there. */
+  /** Removes the API key from a text (an error message, an answer's excerpt) in any spelling (scrub.ts). */
   readonly #scrub: (text: string) => string;
   /**
    * Removes the API key from an answer's body before anything reads it: a key the upstream echoes inside a record
    * would otherwise be stored (an unknown field in `_extra`, a rejected record's payload, a field issue's raw value).
+   * The text is JSON and stays JSON; one that is not (an HTML error page) is scrubbed again as text in its excerpt.
    */
   readonly #scrubBody: (text: string) => string;
   readonly #pool: Pool;

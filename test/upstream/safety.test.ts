@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UpstreamClient, UpstreamError } from "../../src/upstream/client.ts";
 import { PATHS } from "../../src/upstream/endpoints.ts";
-import { everythingIn, memoryLogger, rejectionOf, sendJson, useLocalServers } from "./support.ts";
+import { everythingIn, memoryLogger, readableForms, rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
 const KEY = "sk-live-safety-7f3a9c";
 
@@ -80,6 +80,114 @@ describe("the API key", () => {
     const server = await local.serve((_request, response) => sendJson(response, 200, [workspace]));
     const client = local.connect({ baseUrl: server.url, apiKey: "k", requestsPerSecond: 1000 });
     expect((await client.listWorkspaces()).records.map((record) => record.value)).toMatchObject([workspace]);
+  });
+});
+
+describe("the API key in another spelling", () => {
+  /** A base64-like key: it holds "/" and "+", which encoders spell in many ways. */
+  const B64_KEY = "sk_live/7fQ+x9Zr2Lk";
+  const leaks = (text: string) => readableForms(text).some((form) => form.includes(B64_KEY));
+
+  /** A server that answers every request with this raw text as a 200 JSON answer. */
+  const answering = (text: string) =>
+    local.serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(text);
+    });
+
+  it("is replaced in records however a JSON encoder spells it: \\u escapes in either hex case, \\/ (PHP), JSON kept as a string", async () => {
+    const spellings = {
+      letter: String.raw`\u0073k_live/7fQ+x9Zr2Lk`,
+      upper: String.raw`s\u006B_live/7fQ\u002Bx9Zr2Lk`,
+      everything: [...B64_KEY].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+      slash: B64_KEY.replaceAll("/", String.raw`\/`),
+      nested: String.raw`{\"key\":\"\\u0073k_live\\/7fQ+x9Zr2Lk\"}`,
+    };
+    const fields = Object.entries(spellings).map(([name, spelled]) => `"${name}":"served for ${spelled}"`).join(",");
+    const server = await answering(`[{"id":1,"name":"placed",${fields}}]`);
+    const client = local.connect({ baseUrl: server.url, apiKey: B64_KEY, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, string>);
+
+    expect(record).toMatchObject({
+      name: "placed",
+      letter: "served for [REDACTED]",
+      upper: "served for [REDACTED]",
+      everything: "served for [REDACTED]",
+      slash: "served for [REDACTED]",
+      nested: 'served for {"key":"[REDACTED]"}',
+    });
+    expect(leaks(JSON.stringify(record))).toBe(false);
+  });
+
+  it("is replaced in records percent-encoded any way: lower-case hex, '/' left as is (Python's quote), encoded twice", async () => {
+    const encoded = encodeURIComponent(B64_KEY);
+    const spellings = {
+      lower: encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      python: encoded.replace(/%2F/g, "/"),
+      twice: encodeURIComponent(encoded),
+    };
+    const server = await local.serve((_request, response) =>
+      sendJson(response, 200, [{ id: 1, name: "placed", ...Object.fromEntries(Object.entries(spellings).map(([name, spelled]) => [name, `https://t.example/?key=${spelled}`])) }]),
+    );
+    const client = local.connect({ baseUrl: server.url, apiKey: B64_KEY, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, string>);
+
+    expect(record).toMatchObject({ name: "placed", lower: "https://t.example/?key=[REDACTED]", python: "https://t.example/?key=[REDACTED]", twice: "https://t.example/?key=[REDACTED]" });
+  });
+
+  it("is replaced in records as HTML writes it: numeric references (decimal, hex, leading zeros), named ones, escaped twice", async () => {
+    const spellings = {
+      numeric: B64_KEY.replace("/", "&#x2F;").replace("+", "&#43;"),
+      zeros: B64_KEY.replace("/", "&#0047;").replace("+", "&#X2b;"),
+      named: B64_KEY.replace("/", "&sol;").replace("+", "&plus;"),
+      twice: B64_KEY.replace("/", "&amp;#47;").replace("+", "&amp;plus;"),
+    };
+    const server = await local.serve((_request, response) =>
+      sendJson(response, 200, [{ id: 1, name: "placed", ...Object.fromEntries(Object.entries(spellings).map(([name, spelled]) => [name, `<p>key ${spelled}</p>`])) }]),
+    );
+    const client = local.connect({ baseUrl: server.url, apiKey: B64_KEY, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, string>);
+
+    expect(record).toMatchObject({ name: "placed", numeric: "<p>key [REDACTED]</p>", zeros: "<p>key [REDACTED]</p>", named: "<p>key [REDACTED]</p>", twice: "<p>key [REDACTED]</p>" });
+  });
+
+  it("is replaced without breaking the answer's JSON: never inside an escape, always after an escaped backslash", async () => {
+    const key = "nk_live_2f9QzX";
+    // "\nk_live..." is a newline, then other text; "\\nk_live..." is a backslash, then the key.
+    const server = await answering(String.raw`[{"id":1,"name":"placed","newline":"\nk_live_2f9QzX","backslash":"\\nk_live_2f9QzX"}]`);
+    const client = local.connect({ baseUrl: server.url, apiKey: key, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, string>);
+
+    expect(record).toMatchObject({ name: "placed", newline: "\nk_live_2f9QzX", backslash: "\\[REDACTED]" });
+  });
+
+  it("leaves none of its JSON spellings in the error of a cut 200 answer", async () => {
+    const server = await answering(String.raw`[{"id": 1, "note": "served for \u0073k_live/7fQ+x9Zr2Lk and sk_live\/7fQ+x9Zr2Lk`); // cut: not JSON
+    const { logger, lines } = memoryLogger();
+    const client = local.connect({ baseUrl: server.url, apiKey: B64_KEY, requestsPerSecond: 1000, maxRetries: 0, logger });
+
+    const error = (await rejectionOf(client.listWorkspaces())) as UpstreamError;
+
+    expect(error.message).toMatch(/not JSON.*served for \[REDACTED\] and \[REDACTED\]/);
+    expect(leaks(everythingIn(error))).toBe(false);
+    expect(leaks(lines.join(""))).toBe(false);
+  });
+
+  it("leaves none of its HTML spellings in the error of an HTML error page (Go's html/template writes '+' as &#43;)", async () => {
+    const server = await local.serve((_request, response) => {
+      response.writeHead(502, { "content-type": "text/html" });
+      response.end(`<html><body><h1>Bad gateway</h1><p>refused ${B64_KEY.replace("+", "&#43;").replace("/", "&#x2F;")}, then ${B64_KEY.replace("+", "&plus;")}</p></body></html>`);
+    });
+    const client = local.connect({ baseUrl: server.url, apiKey: B64_KEY, requestsPerSecond: 1000, maxRetries: 0 });
+
+    const error = (await rejectionOf(client.listWorkspaces())) as UpstreamError;
+
+    expect(error.message).toMatch(/502: Bad gateway refused \[REDACTED\], then \[REDACTED\]/);
+    expect(leaks(everythingIn(error))).toBe(false);
   });
 });
 

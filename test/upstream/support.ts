@@ -100,3 +100,24 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   }
   throw new Error("expected the promise to reject");
 }
+
+/**
+ * A text as its readers recover it at once: as written, JSON's escapes undone (`\u0073`, `\/`), percent-decoded,
+ * HTML's character references undone. A secret must be in none of them.
+ */
+export function readableForms(text: string): string[] {
+  const json = text.replace(/\\u([0-9a-fA-F]{4})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16))).replace(/\\\//g, "/");
+  let url = text;
+  try {
+    url = decodeURIComponent(text);
+  } catch {
+    // not decodable as a whole (a stray %): each escape on its own
+    url = text.replace(/%[0-9a-fA-F]{2}/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
+  }
+  const named: Record<string, string> = { sol: "/", plus: "+", amp: "&", quot: '"', lt: "<", gt: ">" };
+  const html = text
+    .replace(/&#x([0-9a-f]+);?/gi, (_match, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+    .replace(/&#(\d+);?/g, (_match, decimal: string) => String.fromCodePoint(Number(decimal)))
+    .replace(/&([a-z]+);/gi, (match, name: string) => named[name] ?? match);
+  return [text, json, url, html];
+}
