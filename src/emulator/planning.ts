@@ -96,10 +96,16 @@ class ZoneClock {
     return instant + this.offsetAt(instant);
   }
 
-  /** The instant a wall-clock time names; one a clock change skips (02:30 on a spring-forward night) moves forward by the change. */
+  /**
+   * The instant a wall-clock time names; one a clock change skips (02:30 on a spring-forward night) moves
+   * forward by the change (03:30), east or west of UTC; one a change repeats (fall-back) is one of its two.
+   */
   instant(wall: number): number {
-    const guess = wall - this.offsetAt(wall);
-    return wall - this.offsetAt(guess);
+    const first = this.offsetAt(wall - this.offsetAt(wall));
+    const second = this.offsetAt(wall - first);
+    if (this.wall(wall - second) === wall) return wall - second;
+    // Skipped: neither offset maps back. The later instant is the one read with the offset before the change.
+    return wall - Math.min(first, second);
   }
 }
 
