@@ -21,10 +21,12 @@
  * link), an HTML reference escaped twice (`&amp;#43;`), and an HTML reference's `&` written `\u0026` (Go's
  * encoding/json does so by default). Other transformations (base64, a cut, deeper nestings) are out of reach.
  *
- * A text that is JSON (`json`: an upstream answer, a log line) is scrubbed without breaking it: there a secret
- * can only stand inside a string, so a `"`, a `\` or a control character is matched only escaped (as written it
- * would be the text's own quote or escape), and a match never starts inside an escape (the `n` of `\n`): what is
- * replaced is always whole escapes and characters, and the marker holds neither `"` nor `\`.
+ * A text that is JSON (`json`: an upstream answer, a log line) is scrubbed without breaking it: a `"`, a `\` or a
+ * control character is matched only escaped (as written it would be the text's own quote or escape), and a match
+ * is replaced only if it is whole characters and escapes of one string: not one that starts inside an escape (the
+ * `n` of `\n`, the hex digits of `\u00e9`), not one outside strings (a password `12345678` in the number
+ * `123456789`, which stays as it is). The text's strings are read only where there is a match, once from start to
+ * end however many there are (the place of each is past the last); the marker holds neither `"` nor `\`.
  */
 
 /** What replaces a secret. It must hold no `"` and no `\`: it lands inside JSON strings as it is. */
@@ -136,26 +138,89 @@ function secretPattern(secret: string, json: boolean): RegExp {
   return new RegExp([...secret].map((character, index) => characterPattern(character, json, index === 0)).join(""), "g");
 }
 
-/** Whether an odd run of backslashes ends at `index` (not looking before `from`): the character there is escaped. */
-function escapedAt(text: string, index: number, from: number): boolean {
-  let start = index;
-  while (start > from && text.charCodeAt(start - 1) === 0x5c) start -= 1;
-  return (index - start) % 2 === 1;
+/** The characters that end a run of plain characters inside a JSON string: its closing quote, an escape. */
+const STRING_SPECIAL = /["\\]/g;
+
+/** The length of the JSON escape at `index` (a backslash): `\uXXXX`, or a backslash and one character. */
+function escapeLength(text: string, index: number): number {
+  return text.charCodeAt(index + 1) === 0x75 ? 6 : 2;
+}
+
+/**
+ * Where a JSON text's strings hold whole characters and escapes, read once from start to end whatever the number
+ * of candidate matches: each question is about a place at or after the last one asked (the text's tokens are read
+ * up to it from where the last question left off), and a run of plain characters is skipped at once.
+ */
+class JsonStrings {
+  /** The start of a token: outside strings, any character; inside one, a character or a whole escape. */
+  #at = 0;
+  #inString = false;
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  /** Whether a character or an escape of a string starts at `index` (not inside an escape, not outside strings). */
+  startsAt(index: number): boolean {
+    const text = this.text;
+    while (this.#at < index) {
+      if (!this.#inString) {
+        const quote = text.indexOf('"', this.#at);
+        if (quote === -1 || quote >= index) this.#at = index;
+        else {
+          this.#at = quote + 1;
+          this.#inString = true;
+        }
+        continue;
+      }
+      STRING_SPECIAL.lastIndex = this.#at;
+      const special = STRING_SPECIAL.exec(text);
+      if (special === null || special.index >= index) this.#at = index;
+      else if (text.charCodeAt(special.index) === 0x22) {
+        this.#at = special.index + 1;
+        this.#inString = false;
+      } else this.#at = special.index + escapeLength(text, special.index);
+    }
+    // Past `index`: it lies inside the escape stepped over last.
+    return this.#at === index && this.#inString;
+  }
+
+  /**
+   * Whether `start` to `end` (`start` where startsAt holds) is whole characters and escapes of that one string;
+   * if so, the reading goes on from `end`. Read within the match only: its length bounds the cost.
+   */
+  holds(start: number, end: number): boolean {
+    const text = this.text;
+    let at = start;
+    while (at < end) {
+      const code = text.charCodeAt(at);
+      if (code === 0x22) return false;
+      at += code === 0x5c ? escapeLength(text, at) : 1;
+    }
+    if (at !== end) return false;
+    this.#at = end;
+    return true;
+  }
 }
 
 function replaceMatches(text: string, pattern: RegExp, json: boolean): string {
   pattern.lastIndex = 0;
+  let strings: JsonStrings | undefined; // read from the first match on: a text with none is not read again
   let scrubbed = "";
   let copied = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    // In JSON, a match that starts inside an escape (the `n` of `\n`) is not the secret; try one character on.
-    // (A match that starts with a backslash starts at the run's first one: the leftmost.)
-    if (json && escapedAt(text, match.index, copied)) {
+    // In JSON, a match must be whole characters and escapes of one string: not one that starts inside an escape
+    // (the `n` of `\n`, the hex digits of `\u00e9`), not digits of a number (a password `12345678` in
+    // `"rows":123456789`). Otherwise try one character on.
+    const end = match.index + match[0].length;
+    if (json) strings ??= new JsonStrings(text);
+    if (strings !== undefined && !(strings.startsAt(match.index) && strings.holds(match.index, end))) {
       pattern.lastIndex = match.index + 1;
       continue;
     }
     scrubbed += text.slice(copied, match.index) + REDACTED;
-    copied = match.index + match[0].length;
+    copied = end;
   }
   return copied === 0 ? text : scrubbed + text.slice(copied);
 }

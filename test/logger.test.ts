@@ -88,6 +88,19 @@ describe("createLogger", () => {
     expect(lines[0]).toContain("postgres://coldsync:[REDACTED]@db.internal");
   });
 
+  it("keeps a line JSON when a secret's digits stand outside its strings: a numeric password and a number field", () => {
+    // A password of digits is plausible in DATABASE_URL or REDIS_URL (secretsOf takes both).
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: ["12345678"], destination });
+    logger.info({ rows: 123456789 }, "batch written");
+    logger.warn({ err: new Error("password 12345678 refused") }, "in a message");
+
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ rows: 123456789, msg: "batch written" });
+    expect(lines[1]).not.toContain("12345678");
+  });
+
   it("drops the arguments of a Redis command that can hold a password, and only those", () => {
     // The shape of the ReplyError ioredis raises when Redis refuses the password in REDIS_URL.
     const refused = Object.assign(new Error("WRONGPASS invalid username-password pair or user is disabled."), { command: { name: "auth", args: ["pw-not-a-known-secret"] } });

@@ -165,6 +165,27 @@ describe("the API key in another spelling", () => {
     expect(record).toMatchObject({ name: "placed", newline: "\nk_live_2f9QzX", backslash: "\\[REDACTED]" });
   });
 
+  it("is not replaced from inside the hex digits of a \\u escape: a hex key after an escaped é leaves the page JSON", async () => {
+    // "café" with é as \u00e9 (JSON.stringify's ASCII output, PHP), then "c0ffee42": the key is not in the text.
+    const key = "00e9c0ffee42";
+    const server = await answering(String.raw`[{"id":1,"name":"caf\u00e9c0ffee42"}]`);
+    const client = local.connect({ baseUrl: server.url, apiKey: key, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, unknown>);
+
+    expect(record).toMatchObject({ id: 1, name: "caféc0ffee42" });
+  });
+
+  it("is not replaced outside the answer's strings: an all-digit key inside a number leaves the page JSON", async () => {
+    const key = "12345678";
+    const server = await answering(`[{"id":123456789,"name":"placed","note":"key ${key}"}]`);
+    const client = local.connect({ baseUrl: server.url, apiKey: key, requestsPerSecond: 1000 });
+
+    const [record] = (await client.listWorkspaces()).records.map((each) => each.value as Record<string, unknown>);
+
+    expect(record).toMatchObject({ id: 123456789, name: "placed", note: "key [REDACTED]" });
+  });
+
   it("leaves none of its JSON spellings in the error of a cut 200 answer", async () => {
     const server = await answering(String.raw`[{"id": 1, "note": "served for \u0073k_live/7fQ+x9Zr2Lk and sk_live\/7fQ+x9Zr2Lk`); // cut: not JSON
     const { logger, lines } = memoryLogger();
