@@ -161,6 +161,59 @@ describe("create with a body that cannot be read (contract A.2: a malformed JSON
     expect(messageOf(answer)).toMatch(/^body: sequence_data\[subject\]: /);
   });
 
+  /** Sends a multipart create whose last part, named `name` (the subject), has `partHeaders` and holds `bytes`. */
+  function multipartSubject(bytes: number[], partHeaders = "", name = "sequence_data[subject]") {
+    const boundary = "coldsync-boundary";
+    const encoder = new TextEncoder();
+    const field = (fieldName: string, value: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${fieldName}"\r\n\r\n${value}\r\n`;
+    const head = encoder.encode(`${field("campaign_uid", createdUid)}${field("sequence_data[order]", "1")}${field("sequence_data[body]", "x")}--${boundary}\r\ncontent-disposition: form-data; name="`);
+    const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
+    const text = new Uint8Array([...head, ...encoder.encode(name), ...encoder.encode(`"\r\n${partHeaders}\r\n`), ...bytes, ...tail]);
+    return api.send("POST", PATHS.emailSequence, { kind: "raw", text, contentType: `multipart/form-data; boundary=${boundary}` });
+  }
+
+  it("a multipart (non-file) field whose bytes are not UTF-8 answers 400 naming it, instead of storing U+FFFD", async () => {
+    const answer = await multipartSubject([...new TextEncoder().encode("bad "), 0xff]);
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: sequence_data\[subject\]: .*not UTF-8/);
+  });
+
+  it("a multipart field name whose bytes are not UTF-8 answers 400 naming the body", async () => {
+    const answer = await api.send("POST", PATHS.emailSequence, {
+      kind: "raw",
+      text: new Uint8Array([
+        ...new TextEncoder().encode(`--b\r\ncontent-disposition: form-data; name="campaign_uid"\r\n\r\n${createdUid}\r\n--b\r\ncontent-disposition: form-data; name="x`),
+        0xff,
+        ...new TextEncoder().encode(`"\r\n\r\ny\r\n--b--\r\n`),
+      ]),
+      contentType: "multipart/form-data; boundary=b",
+    });
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: .*not UTF-8/);
+  });
+
+  it.each([
+    ["no content type", ""],
+    ["text/plain; charset=utf-8", "content-type: text/plain; charset=utf-8\r\n"],
+    ["text/plain; charset=UTF-8", "content-type: text/plain; charset=UTF-8\r\n"],
+  ])("a multipart field in UTF-8 with %s reads as sent, emoji and accents too", async (_label, partHeaders) => {
+    const subject = "Café 👋 naïve — 日本";
+    const answer = await multipartSubject([...new TextEncoder().encode(subject)], partHeaders);
+    expect(answer.status, answer.text.slice(0, 200)).toBe(200);
+    expect(parseStrict(resources.emailSequence, answer.json, "sequence").subject).toBe(subject);
+  });
+
+  it("a multipart field name in UTF-8 outside ASCII is not mistaken for bytes that are not UTF-8", async () => {
+    const answer = await multipartSubject([...new TextEncoder().encode("Hi")], "", "sequence_data[sujet_é👋]");
+    expect(answer.text).not.toContain("UTF-8");
+  });
+
+  it("a multipart part declaring another charset is read as UTF-8: bytes that are not UTF-8 answer 400 naming it", async () => {
+    const answer = await multipartSubject([0x43, 0x61, 0x66, 0xe9], "content-type: text/plain; charset=iso-8859-1\r\n");
+    expect(answer.status, answer.text.slice(0, 200)).toBe(400);
+    expect(messageOf(answer)).toMatch(/^body: sequence_data\[subject\]: .*not UTF-8/);
+  });
+
   it("a percent sign in a multipart value is text, not an escape", async () => {
     const answer = await create("multipart", { ...validSequence(), subject: "50%ZZ off %E0%A4%A" });
     expect(answer.status, answer.text.slice(0, 200)).toBe(200);

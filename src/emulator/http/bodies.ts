@@ -103,7 +103,9 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
     const text = utf8Text(bytes as Buffer);
     done(null, text === undefined ? new UnreadableBody("malformed form body (its bytes are not UTF-8)") : parseFormText(text));
   });
-  await app.register(multipart, { limits: { fieldSize: MAX_BODY_BYTES, fileSize: MAX_BODY_BYTES, fields: 10_000 } });
+  // Every part is read as a file, so its bytes arrive as sent: busboy decodes a text field itself, putting
+  // U+FFFD in place of bytes that are not UTF-8 (and ignores a declared charset it does not know).
+  await app.register(multipart, { isPartAFile: () => true, limits: { fileSize: MAX_BODY_BYTES, files: 10_000, parts: 10_000 } });
   app.addContentTypeParser("*", { parseAs: "buffer" }, (request, _body, done) => {
     done(null, new UnreadableBody(`unsupported content type ${request.headers["content-type"] ?? "(none)"}; send JSON, form-urlencoded or multipart/form-data`));
   });
@@ -113,11 +115,12 @@ async function readMultipart(request: FastifyRequest): Promise<unknown> {
   const pairs: [string, string][] = [];
   try {
     for await (const part of request.parts()) {
-      if (part.type === "file") {
-        const text = utf8Text(await part.toBuffer());
-        if (text === undefined) throw badRequest(`body: ${part.fieldname}: the file part's bytes are not UTF-8`);
-        pairs.push([part.fieldname, text]);
-      } else pairs.push([part.fieldname, String(part.value)]);
+      // busboy reads a part's name as UTF-8 with U+FFFD in place of other bytes; no field the API reads holds one.
+      if (part.fieldname.includes("\uFFFD")) throw badRequest(`body: the field name ${quoted(part.fieldname)} holds bytes that are not UTF-8`);
+      // Read as UTF-8 whatever charset the part declares (busboy does not tell it): bytes that are not UTF-8 are refused.
+      const text = part.type === "file" ? utf8Text(await part.toBuffer()) : String(part.value);
+      if (text === undefined) throw badRequest(`body: ${part.fieldname}: the part's bytes are not UTF-8`);
+      pairs.push([part.fieldname, text]);
     }
   } catch (error) {
     if (error instanceof ApiError) throw error;
