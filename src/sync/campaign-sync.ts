@@ -148,19 +148,27 @@ function terminalWalksOf(checkpoint: Pick<Checkpoint, "state" | "lastCompleteSca
 }
 
 /**
- * Whether a leads checkpoint records the last of the final walks of a terminal campaign, complete and not
- * restarted, that left no lead it did not see undecided (one whose lookup failed is deleted, or not, only by
- * another walk): its leads are not walked again.
+ * Whether a leads checkpoint records the final walks of a terminal campaign done, the last of them leaving no
+ * lead it did not see undecided (one whose lookup failed is deleted, or not, only by another walk). A walk of it
+ * under way after them (COLDSYNC_TERMINAL_REWALK_EVERY) leaves them done.
  */
-export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
+function finalWalksDone(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt">): boolean {
   const undecided = (checkpoint.state.unconfirmedMissing ?? 0) > 0;
-  return terminalWalksOf(checkpoint) >= FINAL_WALKS && checkpoint.scanStartedAt === null && !undecided;
+  return terminalWalksOf(checkpoint) >= FINAL_WALKS && !undecided;
 }
 
-/** isFinalLeadsWalk of a leads checkpoint as a `sync_checkpoints` row holds it. */
-export function recordsFinalLeadsWalk(row: { state: unknown; last_complete_scan_at: Date | string | null; scan_started_at: Date | string | null }): boolean {
-  const at = (value: Date | string | null) => (value === null ? null : new Date(value));
-  return isFinalLeadsWalk({ state: row.state as CheckpointState, lastCompleteScanAt: at(row.last_complete_scan_at), scanStartedAt: at(row.scan_started_at) });
+/** Whether a terminal campaign's leads are walked no more: its final walks done, and no walk of them left half way (it resumes). */
+export function isFinalLeadsWalk(checkpoint: Pick<Checkpoint, "state" | "lastCompleteScanAt" | "scanStartedAt">): boolean {
+  return finalWalksDone(checkpoint) && checkpoint.scanStartedAt === null;
+}
+
+/**
+ * Whether a leads checkpoint, as a `sync_checkpoints` row holds it, records a terminal campaign's final walks done:
+ * its leads then count toward neither its lag (status) nor when its leads rhythm is due (cadence), a walk of them
+ * under way or interrupted after the final ones included (it would make the campaign look a week behind).
+ */
+export function recordsFinalLeadsWalk(row: { state: unknown; last_complete_scan_at: Date | string | null }): boolean {
+  return finalWalksDone({ state: row.state as CheckpointState, lastCompleteScanAt: row.last_complete_scan_at === null ? null : new Date(row.last_complete_scan_at) });
 }
 
 async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId: number): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 
 /**
@@ -94,11 +94,31 @@ export async function saveCheckpoint(
     state: JSON.stringify(checkpoint.state),
     updated_at: new Date(),
   };
-  await trx
-    .insertInto("sync_checkpoints")
-    .values({ account: key.account, campaign_uid: key.campaignUid, stream: key.stream, ...values })
-    .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet(values))
-    .execute();
+  if (key.campaignUid === "") {
+    await trx
+      .insertInto("sync_checkpoints")
+      .values({ account: key.account, campaign_uid: key.campaignUid, stream: key.stream, ...values })
+      .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet(values))
+      .execute();
+    return;
+  }
+  // A deleted campaign's checkpoints are forgotten with it (CAMPAIGN_CHILDREN.checkpointsUnder): a page or a walk's
+  // completion that lands after the deletion must not save one again, or a campaign that comes back would resume
+  // it (a terminal campaign's final walks would keep its leads from being walked). The row is taken FOR SHARE, so
+  // a deletion under way is waited for and seen, and one that starts later deletes what this saves.
+  await sql`
+    WITH held AS (SELECT _deleted_at FROM campaigns WHERE uid = ${key.campaignUid} FOR SHARE)
+    INSERT INTO sync_checkpoints
+      (account, campaign_uid, stream, cursor_offset, upstream_total, fingerprint, scan_started_at, last_complete_scan_at, last_run_id, state, updated_at)
+    SELECT CAST(${key.account} AS text), CAST(${key.campaignUid} AS text), CAST(${key.stream} AS text), CAST(${values.cursor_offset} AS integer),
+           CAST(${values.upstream_total} AS integer), CAST(${values.fingerprint} AS text),
+           CAST(${values.scan_started_at} AS timestamptz), CAST(${values.last_complete_scan_at} AS timestamptz), CAST(${values.last_run_id} AS bigint),
+           CAST(${values.state} AS jsonb), CAST(${values.updated_at} AS timestamptz)
+     WHERE NOT EXISTS (SELECT 1 FROM held WHERE _deleted_at IS NOT NULL)
+    ON CONFLICT (account, campaign_uid, stream) DO UPDATE SET
+      cursor_offset = excluded.cursor_offset, upstream_total = excluded.upstream_total, fingerprint = excluded.fingerprint,
+      scan_started_at = excluded.scan_started_at, last_complete_scan_at = excluded.last_complete_scan_at,
+      last_run_id = excluded.last_run_id, state = excluded.state, updated_at = excluded.updated_at`.execute(trx);
 }
 
 /** The state that remembers a checkpoint's last complete scan as the previous one, when the next one completes. */

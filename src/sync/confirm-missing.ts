@@ -2,7 +2,7 @@ import { InvalidRecordError, UpstreamError, type Lookup, type RejectedRecord } f
 import { NATURAL_KEYS } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { naturalKeyText } from "./natural-keys.ts";
-import { rejectedAnswer } from "./run-lookup.ts";
+import { askedTwiceOn404, rejectedAnswer } from "./run-lookup.ts";
 import type { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
 import { throwIfAborted } from "./stream-run.ts";
@@ -93,7 +93,7 @@ export async function confirmMissing<R>(
   for (const key of asked) {
     throwIfAborted(ctx.signal);
     try {
-      present.push(await rule.fetch(ctx.client, key, ctx.signal));
+      present.push(await askedTwiceOn404(() => rule.fetch(ctx.client, key, ctx.signal)));
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       // An answer that cannot be placed still shows the record exists: its row stays, and the answer is set aside.

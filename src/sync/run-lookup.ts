@@ -43,7 +43,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     let lookup;
     try {
       const waitStart = stageStart();
-      lookup = await fetchUnlessGone(ctx, stream, id);
+      lookup = await askedTwiceOn404(() => stream.fetch(ctx.client, id, ctx.signal));
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
@@ -89,16 +89,16 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
 }
 
 /**
- * Asks a 404 once more before it stands: deleting a record takes everything that hangs from it (a campaign's
- * leads and events), and a real upstream answers a stray 404 now and then (a replica behind, a deploy). The
- * second 404 throws, as the first would have.
+ * Asks a 404 once more before it stands, wherever a 404 deletes a record (a lookup, a confirmation of what a walk
+ * did not see): deleting a record takes everything that hangs from it (a campaign's leads and events), and a real
+ * upstream answers a stray 404 now and then (a replica behind, a deploy). The second 404 throws, as the first would.
  */
-async function fetchUnlessGone<R>(ctx: SyncContext, stream: LookupStream<R>, id: string | number) {
+export async function askedTwiceOn404<T>(fetch: () => Promise<T>): Promise<T> {
   try {
-    return await stream.fetch(ctx.client, id, ctx.signal);
+    return await fetch();
   } catch (error) {
     if (!(error instanceof UpstreamError && error.status === 404)) throw error;
-    return await stream.fetch(ctx.client, id, ctx.signal);
+    return await fetch();
   }
 }
 

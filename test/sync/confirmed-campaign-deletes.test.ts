@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
+import { campaignLag } from "../../src/sync/status.ts";
 import { verify } from "../../src/sync/verify.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Campaign, Lead } from "../../src/upstream/resources.ts";
@@ -81,13 +82,13 @@ describe("a campaign that moved behind the cursor while one already read went", 
     expect(await liveCampaigns(h)).toContain(MAIN);
   });
 
-  it("is soft-deleted with its leads once its detail answers 404, one lookup for it", async () => {
+  it("is soft-deleted with its leads once its detail answers 404 twice, two lookups for it", async () => {
     const h = await scripted({ status: "running", leads: 3 });
     const context = await twelveCampaigns(h);
     h.upstream.state.campaigns.splice(6, 1);
     h.requested();
     expect((await runDiscovery(context)).outcome).toBe("succeeded");
-    expect(detailLookups(h)).toBe(1);
+    expect(detailLookups(h)).toBe(2);
     expect(await liveCampaigns(h)).not.toContain(MAIN);
     expect(await liveLeadsOf(h, MAIN)).toBe(0);
     // Its sending domains went with it, yet its settings did not change: the last version stays open, domains and all.
@@ -140,7 +141,8 @@ describe("a campaign that moved behind the cursor while one already read went", 
     h.upstream.hook = ({ path, query }) => (path === DETAIL && query.get("campaign_uid") === MAIN ? { status: 200, body: main } : undefined);
     h.requested();
     expect((await runDiscovery(context)).outcome).toBe("succeeded");
-    expect(detailLookups(h)).toBe(extra.length + 1);
+    // Each of the twenty gone is asked twice (a 404 is asked once more), MAIN once.
+    expect(detailLookups(h)).toBe(2 * extra.length + 1);
     const live = await liveCampaigns(h);
     expect(live).toContain(MAIN);
     expect(live.filter((uid) => uid.startsWith("cmp_x"))).toEqual([]);
@@ -228,7 +230,8 @@ describe("a campaign listing without totals", () => {
     expect(await isLive(h, "cmp_other")).toBe(true);
 
     expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
-    expect(detailLookups(h)).toBe(2);
+    // MAIN once, cmp_other twice (its 404 is asked once more).
+    expect(detailLookups(h)).toBe(3);
     expect(await isLive(h, MAIN)).toBe(true);
     expect(await liveLeadsOf(h, MAIN)).toBe(2);
     expect(await isLive(h, "cmp_other")).toBe(false);
@@ -275,5 +278,122 @@ describe("a terminal campaign past its final walks", () => {
     expect(h.requested().filter((path) => path === DETAIL)).toHaveLength(2);
     expect(await liveCampaigns(h)).toEqual([MAIN]);
     expect(await liveLeadsOf(h, MAIN)).toBe(3);
+  });
+});
+
+describe("a campaign deleted while its final leads walk is in flight", () => {
+  it("gets its leads back when it comes back: the walk's late page does not re-create the checkpoints its deletion forgot", async () => {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T10:00:00.000Z" });
+    // First final walk.
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // Second final walk: while its leads page is in flight, the campaign goes upstream and discovery deletes it
+    // (its detail answers 404 twice); the campaign is restored at once, and the page is answered and lands late.
+    let armed = true;
+    h.upstream.hook = async ({ path }) => {
+      if (!armed || path !== "/api/v1/leads/") return undefined;
+      armed = false;
+      const [main] = h.upstream.state.campaigns.splice(0) as Campaign[];
+      expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+      const deleted = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", MAIN).executeTakeFirstOrThrow();
+      expect(deleted._deleted_at).not.toBeNull();
+      h.upstream.state.campaigns.push(main as Campaign);
+      return undefined;
+    };
+    await runCampaignSync(h.context(), MAIN, "leads");
+    h.upstream.hook = undefined;
+    expect(await liveLeadsOf(h, MAIN)).toBe(0);
+
+    // The campaign is back: the next cycles must walk its leads again, as for a deletion at any other moment.
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+  });
+
+  it("gets its leads back when it comes back: the walk's completion, saved after the deletion, does not record the final walk", async () => {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T10:00:00.000Z" });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // L3 goes upstream: the second final walk looks it up before its completion; meanwhile the campaign goes
+    // upstream and discovery deletes it, and the campaign is restored at once.
+    const listed = h.upstream.state.leads.get(MAIN) ?? [];
+    listed.splice(2, 1);
+    let armed = true;
+    h.upstream.hook = async ({ path }) => {
+      if (!armed || path !== "/api/v1/lead/") return undefined;
+      armed = false;
+      const [main] = h.upstream.state.campaigns.splice(0) as Campaign[];
+      expect((await runDiscovery(h.context())).outcome).toBe("succeeded");
+      h.upstream.state.campaigns.push(main as Campaign);
+      return undefined;
+    };
+    await runCampaignSync(h.context(), MAIN, "leads");
+    h.upstream.hook = undefined;
+    expect(armed).toBe(false);
+    expect(await liveLeadsOf(h, MAIN)).toBe(0);
+
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    expect(await liveLeadsOf(h, MAIN)).toBe(2);
+  });
+});
+
+describe("one stray 404 of a campaign's detail", () => {
+  it("does not delete the campaign and its leads when discovery's confirmation of a campaign its listing missed gets it: the 404 is asked once more, as a lookup's is", async () => {
+    const h = await scripted({ status: "running", leads: 3, sentOn: "2026-05-01T10:00:00.000Z" });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    // The listing misses MAIN once (it moved behind the cursor, a replica behind), and its detail answers one stray 404.
+    let listingGlitch = 1;
+    let detailGlitch = 1;
+    h.upstream.hook = ({ path }) => {
+      if (path === "/api/v1/campaigns/" && listingGlitch-- > 0) return { status: 200, body: { data: [], total: 0 } };
+      if (path === "/api/v1/campaign/" && detailGlitch-- > 0) return { status: 404, body: { message: "campaign_uid: no such campaign" } };
+      return undefined;
+    };
+    h.requested();
+    await runDiscovery(h.context());
+    h.upstream.hook = undefined;
+    const detailAsks = h.requested().filter((path) => path === "/api/v1/campaign/").length;
+    const row = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", MAIN).executeTakeFirstOrThrow();
+    expect(row._deleted_at).toBeNull();
+    expect(await liveLeadsOf(h, MAIN)).toBe(3);
+    expect(detailAsks).toBe(2);
+  });
+});
+
+describe("a terminal campaign's rewalk (COLDSYNC_TERMINAL_REWALK_EVERY)", () => {
+  it("does not make the campaign look a week behind while the rewalk is in flight: its final walks are still done", async () => {
+    const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T10:00:00.000Z" });
+    for (let cycle = 0; cycle < 3; cycle += 1) expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const before = (await campaignLag(h.warehouse.db, "acme")).get(MAIN);
+    expect(before?.finalWalksDone).toBe(true);
+    // Its last walk was eight days ago: the rewalk is due.
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
+    await h.warehouse.db.updateTable("sync_checkpoints").set({ last_complete_scan_at: eightDaysAgo }).where("campaign_uid", "=", MAIN).where("stream", "=", "leads").execute();
+    // The walk reads pages of two leads; its second page is held while the status is read.
+    const client = new UpstreamClient({ baseUrl: h.upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000, pageSize: 2 });
+    let reached: () => void = () => undefined;
+    const atSecondPage = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    h.upstream.hook = async ({ path, query }) => {
+      if (path !== "/api/v1/leads/" || Number(query.get("offset")) === 0) return undefined;
+      reached();
+      await released;
+      return undefined;
+    };
+    const running = runCampaignSync(h.context({ client, terminalRewalkEveryMs: 7 * 86_400_000 }), MAIN, "leads");
+    await atSecondPage;
+    // Its first page is written (the checkpoint says a walk is under way).
+    for (let tries = 0; tries < 100; tries += 1) {
+      const row = await h.warehouse.db.selectFrom("sync_checkpoints").select("scan_started_at").where("campaign_uid", "=", MAIN).where("stream", "=", "leads").executeTakeFirst();
+      if (row?.scan_started_at !== null && row?.scan_started_at !== undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const during = (await campaignLag(h.warehouse.db, "acme")).get(MAIN);
+    release();
+    expect((await running).outcome).toBe("succeeded");
+    await client.close();
+    h.upstream.hook = undefined;
+    expect(during?.lagSeconds).not.toBeNull();
+    expect(during?.lagSeconds as number).toBeLessThan(3600);
   });
 });

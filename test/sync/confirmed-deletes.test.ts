@@ -73,7 +73,8 @@ describe("a lead that moved behind the cursor while one already read went", () =
     const confirmed = await runCampaignSync(h.context(), CAMPAIGN, "leads");
     expect(confirmed.outcome).toBe("succeeded");
     expect(confirmed.fieldIssues).toEqual({});
-    expect(lookups(h)).toBe(1);
+    // A 404 is asked once more before it stands.
+    expect(lookups(h)).toBe(2);
     live = await liveLeads(h);
     expect(live.has("L140")).toBe(true);
     expect(live.has("L5")).toBe(false);
@@ -92,13 +93,13 @@ describe("confirming the deletions of a proven leads walk", () => {
     expect(lookups(h)).toBe(0);
   });
 
-  it("soft-deletes leads gone upstream in the same walk, one lookup each, with their schedules", async () => {
+  it("soft-deletes leads gone upstream in the same walk, each asked twice (a 404 is asked once more), with their schedules", async () => {
     const h = await scripted({ status: "running", leads: 30 });
     expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).toBe("succeeded");
     unlist(h, ["L3", "L17"]);
     h.requested();
     expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
-    expect(lookups(h)).toBe(2);
+    expect(lookups(h)).toBe(4);
     const live = await liveLeads(h);
     expect(live.has("L3") || live.has("L17")).toBe(false);
     expect(live.size).toBe(28);
@@ -112,7 +113,8 @@ describe("confirming the deletions of a proven leads walk", () => {
     unlist(h, uids(31, 90));
     h.requested();
     expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
-    expect(lookups(h)).toBe(CONFIRMATIONS_PER_WALK);
+    // Each lead asked about answers 404 twice.
+    expect(lookups(h)).toBe(2 * CONFIRMATIONS_PER_WALK);
     expect((await liveLeads(h)).size).toBe(60);
   });
 
@@ -126,13 +128,15 @@ describe("confirming the deletions of a proven leads walk", () => {
     unlist(h, gone);
     h.requested();
     expect((await runCampaignSync(h.context(), CAMPAIGN, "leads")).outcome).toBe("succeeded");
-    expect(lookups(h)).toBe(CONFIRMATIONS_PER_WALK);
+    const asked = lookups(h);
     const live = await liveLeads(h);
     for (const uid of present) expect(live.has(uid)).toBe(true);
     const deleted = gone.filter((uid) => !live.has(uid));
     // The sample holds some of each (all 20 gone has a chance near 1e-9): only the gone ones asked about went.
     expect(deleted.length).toBeGreaterThan(0);
     expect(deleted.length).toBeLessThan(CONFIRMATIONS_PER_WALK);
+    // Each lead asked about once, the gone ones once more.
+    expect(asked).toBe(CONFIRMATIONS_PER_WALK + deleted.length);
     // Those not asked about, present or gone, wait for a later walk.
     expect((await loadCheckpoint(h.warehouse.db, KEY)).state.unconfirmedMissing).toBe(present.length + gone.length - CONFIRMATIONS_PER_WALK);
   });

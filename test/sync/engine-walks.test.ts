@@ -164,10 +164,10 @@ describe("1c. a record one page lists twice", () => {
     expect(summary.fieldIssues).toEqual({ "leads.duplicate": 1 });
     const run = await h.warehouse.db.selectFrom("sync_runs").select("field_issues").where("id", "=", summary.runId).executeTakeFirstOrThrow();
     expect(run.field_issues).toEqual({ "leads.duplicate": 1 });
-    // One walk of one page, and one lookup: L3's, which confirms it gone.
+    // One walk of one page, and L3's lookup, whose 404 is asked once more before it confirms L3 gone.
     const requested = h.requested();
     expect(requestsTo(requested, "/api/v1/leads/")).toBe(1);
-    expect(requestsTo(requested, "/api/v1/lead/")).toBe(1);
+    expect(requestsTo(requested, "/api/v1/lead/")).toBe(2);
     expect(await liveLeads(h)).toEqual(["L1", "L2"]);
     const schedules = await h.warehouse.db.selectFrom("schedules").select("id").where("_deleted_at", "is", null).orderBy("id").execute();
     expect(schedules.map((row) => Number(row.id))).toEqual([1001, 1002]);
