@@ -92,7 +92,9 @@ function expectColumnsCleanOrNamed(drifted: Warehouse, clean: Warehouse, deviati
     invisible.set(id, [...(invisible.get(id) ?? []), deviation.value]);
   }
   const unexplained = columnDifferences(drifted, clean).filter((difference) => {
-    if (difference.namedBy) return !(difference.stored === null || isDeepStrictEqual(difference.stored, difference.namedBy.raw));
+    // A field that arrived null or missing (raw null) is not stored: the row keeps what an earlier read wrote, which
+    // under hostile faults may be older than the clean run's value (an open inserted between two reads of a schedule).
+    if (difference.namedBy) return !(difference.stored === null || difference.namedBy.raw === null || isDeepStrictEqual(difference.stored, difference.namedBy.raw));
     const sent = invisible.get(`${difference.table}|${difference.key}|${difference.column}`) ?? [];
     return !sent.some((value) => isDeepStrictEqual(value, difference.stored));
   });
