@@ -27,6 +27,9 @@ export interface TouchedSchedules {
 
 // Fresh schedules are looked up by id first, so each check below reads the indexes of one schedule's events:
 // a check over the whole campaign made PostgreSQL hash every reply of the warehouse, on every events cycle.
+// `fresh` is MATERIALIZED because, inlined, the planner pushed the checks into its scan of the campaign's
+// schedules and ran them on every schedule before joining the touched ones (37 against 25 ms for a campaign of
+// the `large` benchmark).
 export async function staleLeads(ctx: SyncContext, campaignUid: string, touched: TouchedSchedules): Promise<string[]> {
   const { rows } = await sql<{ lead_uid: string }>`
     WITH events AS (
@@ -42,7 +45,7 @@ export async function staleLeads(ctx: SyncContext, campaignUid: string, touched:
     ), touched AS (
       SELECT unnest(CAST(${touched.fresh} AS bigint[])) AS id
       UNION SELECT schedule_id FROM events WHERE NOT deleted
-    ), fresh AS (
+    ), fresh AS MATERIALIZED (
       SELECT s.* FROM schedules s JOIN touched t ON s.id = t.id
        WHERE s.campaign_uid = ${campaignUid} AND s._deleted_at IS NULL
     )
