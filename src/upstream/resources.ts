@@ -10,7 +10,7 @@ import {
   unsubLinkType,
 } from "./enums.ts";
 import { parseInstant } from "./instant.ts";
-import { integerColumn } from "./tolerant.ts";
+import { integerColumn, integerOfText } from "./tolerant.ts";
 
 /**
  * Records as the upstream returns them (spec section 2). These schemas are the
@@ -258,11 +258,12 @@ const listingTotal = nonNegativeInt32;
 
 /**
  * The `{data, total}` envelope of paginated listings; records stay raw so each
- * is read alone. A total sent as a numeric string is read as its number.
+ * is read alone. A total sent as a numeric string is read as the integer it
+ * names, as an integer field's is ("42", "42.0", "4.2e1").
  */
 export const pageEnvelope = z.looseObject({
   data: z.array(z.unknown()),
-  total: z.union([listingTotal, z.string().regex(/^\s*\d+\s*$/).transform(Number).pipe(listingTotal)]),
+  total: z.union([listingTotal, z.string().transform(integerOfText).pipe(listingTotal)]),
 });
 
 /** An envelope whose `total` is missing or unusable: its records are still read (the walk then cannot prove it saw them all). */

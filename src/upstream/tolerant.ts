@@ -229,6 +229,13 @@ function namesInteger(text: string): boolean {
   return /^0*$/.test(point <= 0 ? digits : digits.slice(Math.min(point, digits.length)));
 }
 
+/** The integer that decimal text names ("42", " 42.0 ", "4.2e1"), or null for text that names none exactly. */
+export function integerOfText(text: string): number | null {
+  if (!DECIMAL_NUMBER.test(text) || !namesInteger(text.trim())) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
 function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: FieldIssue[]): number | null {
   let value: number;
   let coerced = false;

@@ -30,6 +30,8 @@ describe("a page without a usable total", () => {
     // The checkpoint keeps a total in a 4-byte column: a larger one would fail the page's transaction.
     ["beyond a 4-byte integer", { data: [item("c1")], total: 2_147_483_648 }],
     ["beyond a 4-byte integer, as a numeric string", { data: [item("c1")], total: "3000000000" }],
+    ["a fraction, as a numeric string", { data: [item("c1")], total: "7.5" }],
+    ["hexadecimal text", { data: [item("c1")], total: "0x7" }],
     ["a bare array", [item("c1")]],
   ])("reads its records with the total null when it is %s, asking once", async (_name, body) => {
     const server = await local.serve((_request, response) => sendJson(response, 200, body));
@@ -45,8 +47,8 @@ describe("a page without a usable total", () => {
     expect((await clientFor(server.url).page("campaigns", { offset: 0 })).total).toBe(2_147_483_647);
   });
 
-  it("still reads a total sent as a numeric string", async () => {
-    const server = await local.serve((_request, response) => sendJson(response, 200, { data: [item("c1")], total: " 7 " }));
+  it.each([" 7 ", "7.0", "7e0", "0.7e1"])("still reads a total sent as the numeric string %j", async (total) => {
+    const server = await local.serve((_request, response) => sendJson(response, 200, { data: [item("c1")], total }));
     expect((await clientFor(server.url).page("campaigns", { offset: 0 })).total).toBe(7);
   });
 
