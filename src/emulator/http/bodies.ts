@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import qs from "qs";
 import type { BodyEncoding } from "../../upstream/requests.ts";
 import { ApiError, badRequest } from "./errors.ts";
+import { decodeFormComponent, formPairs, quoted, undecodable } from "./form-pairs.ts";
 
 /**
  * Request bodies in the three encodings the API accepts: JSON,
@@ -24,28 +25,10 @@ export class UnreadableBody {
 /** Throws on bytes that are not UTF-8 instead of putting U+FFFD in their place. */
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/**
- * A form-urlencoded name or value decoded, or undefined when it cannot be:
- * a `%` without two hex digits, or escapes whose bytes are not UTF-8.
- * `decodeURIComponent` throws on both, where qs's own decoder keeps the text
- * as it came (`%FF` would be stored as the three characters `%FF`).
- */
-export function decodeFormComponent(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text.replaceAll("+", " "));
-  } catch {
-    return undefined;
-  }
-}
-
 function strictDecoder(text: string): string {
   const decoded = decodeFormComponent(text);
   if (decoded === undefined) throw new URIError(`cannot decode ${text}`);
   return decoded;
-}
-
-function quoted(text: string): string {
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
 
 /**
@@ -54,14 +37,9 @@ function quoted(text: string): string {
  * is a 400 naming what is wrong).
  */
 export function parseFormText(text: string): unknown {
-  for (const pair of text.split("&")) {
-    const at = pair.indexOf("=");
-    const rawName = at === -1 ? pair : pair.slice(0, at);
-    const name = decodeFormComponent(rawName);
-    if (name === undefined) return new UnreadableBody(`the field name ${quoted(rawName)} holds a malformed percent-escape or escaped bytes that are not UTF-8`);
-    if (at !== -1 && decodeFormComponent(pair.slice(at + 1)) === undefined) {
-      return new UnreadableBody(`${name}: ${quoted(pair.slice(at + 1))} holds a malformed percent-escape or escaped bytes that are not UTF-8`);
-    }
+  for (const { rawName, rawValue, name, value } of formPairs(text)) {
+    if (name === undefined) return new UnreadableBody(`the field name ${undecodable(rawName)}`);
+    if (value === undefined) return new UnreadableBody(`${name}: ${undecodable(rawValue)}`);
   }
   try {
     return qs.parse(text, { ...QS_OPTIONS, decoder: strictDecoder });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { decodeFormComponent } from "./bodies.ts";
 import { badRequest } from "./errors.ts";
+import { formPairs, undecodable } from "./form-pairs.ts";
 
 /**
  * Query strings read as fastify's default parser (fast-querystring) reads
@@ -17,24 +17,13 @@ const UNREADABLE = Symbol("unreadable query parameters");
 
 type Query = Record<string, string | string[]> & { [UNREADABLE]?: string[] };
 
-function reason(text: string): string {
-  const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
-  return `${JSON.stringify(shown)} holds a malformed percent-escape or escaped bytes that are not UTF-8`;
-}
-
 export function parseQueryString(text: string): Query {
   const query = Object.create(null) as Query;
   const unreadable: string[] = [];
-  for (const pair of text.split("&")) {
-    if (pair === "") continue;
-    const at = pair.indexOf("=");
-    const rawName = at === -1 ? pair : pair.slice(0, at);
-    const rawValue = at === -1 ? "" : pair.slice(at + 1);
-    const decodedName = decodeFormComponent(rawName);
+  for (const { rawName, rawValue, name: decodedName, value } of formPairs(text)) {
     const name = decodedName ?? rawName.replaceAll("+", " ");
-    const value = decodeFormComponent(rawValue);
-    if (decodedName === undefined) unreadable.push(`${rawName}: the parameter's name ${reason(rawName)}`);
-    else if (value === undefined) unreadable.push(`${name}: ${reason(rawValue)}`);
+    if (decodedName === undefined) unreadable.push(`${rawName}: the parameter's name ${undecodable(rawName)}`);
+    else if (value === undefined) unreadable.push(`${name}: ${undecodable(rawValue)}`);
     const kept = value ?? rawValue;
     const held = query[name];
     query[name] = held === undefined ? kept : Array.isArray(held) ? [...held, kept] : [held, kept];
