@@ -14,6 +14,7 @@ import * as funnelBouncesAndHistoryNames from "./0012_funnel_bounces_and_history
 import * as runningRunsIndex from "./0013_running_runs_index.ts";
 import * as runsWithErrorsIndexes from "./0014_runs_with_errors_indexes.ts";
 import * as linkClickIdsNotUnique from "./0015_link_click_ids_not_unique.ts";
+import * as contactsFollowLeadChanges from "./0016_contacts_follow_lead_changes.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   "0013_running_runs_index": runningRunsIndex,
   "0014_runs_with_errors_indexes": runsWithErrorsIndexes,
   "0015_link_click_ids_not_unique": linkClickIdsNotUnique,
+  "0016_contacts_follow_lead_changes": contactsFollowLeadChanges,
 };
