@@ -24,6 +24,8 @@ async function unlessGone<T>(scope: StreamScope, read: () => Promise<T>, none: T
 /** The schedules a walk of a campaign's leads listed, and the leads whose list of them could not be read whole. */
 export interface ListedSchedules {
   ids: Set<string>;
+  /** The email sequences the schedules listed send (`email_data.id`). */
+  sequences: Set<string>;
   unreadable: Set<string>;
   /** Whether a walk of the leads finished. */
   read: boolean;
@@ -37,7 +39,7 @@ export async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown
   return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), new Set<string>());
 }
 
-type ListedLead = { uid: string; schedules: ({ id: unknown } | null)[] | null };
+type ListedLead = { uid: string; schedules: ({ id: unknown; email_data?: { id?: unknown } | null } | null)[] | null };
 
 async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
   const keys = new Set<string>();
@@ -61,6 +63,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     if (walked.restarts !== restarts) {
       keys.clear();
       schedules?.ids.clear();
+      schedules?.sequences.clear();
       schedules?.unreadable.clear();
       compared = values?.begin(stream);
     }
@@ -73,6 +76,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
       for (const item of lead.schedules ?? []) {
         if (item !== null && isUsableKey(item.id)) schedules.ids.add(String(item.id));
         else schedules.unreadable.add(lead.uid);
+        if (item !== null && isUsableKey(item.email_data?.id)) schedules.sequences.add(String(item.email_data?.id));
       }
     }
     // Only the records past the page's anchor: the anchor was compared with the page before.
@@ -82,15 +86,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
   return keys;
 }
 
-/**
- * The upstream's count of a campaign stream: a listing's total (null when it announces none usable), or the length
- * of the unpaged reply listing, whose records are compared by value when `values` is given.
- */
-export async function upstreamCount(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, values?: ScopeValues): Promise<number | null> {
-  if (stream.kind === "list") {
-    const listing = await unlessGone(scope, () => stream.fetch(ctx.client, scope, ctx.signal), undefined);
-    if (listing !== undefined) await values?.begin(stream).compare(listing.records);
-    return listing === undefined ? 0 : listing.records.length + listing.rejected.length;
-  }
+/** A paged campaign stream's total: null when the listing announces none usable, 0 for a campaign the upstream no longer knows. */
+export async function upstreamTotal(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<number | null> {
   return unlessGone(scope, () => listingTotal(ctx, stream, scope), 0);
 }

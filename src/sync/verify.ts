@@ -5,10 +5,13 @@ import type { SyncContext } from "./context.ts";
 import { currentRejected, liveRows } from "./counts.ts";
 import { keyList, type KeyList } from "./key-list.ts";
 import { keyRows } from "./natural-keys.ts";
+import { loadCheckpoint } from "./checkpoints.ts";
+import { checkpointKey } from "./stream-run.ts";
 import { recordVerification } from "./verifications.ts";
 import { campaignScopeLine } from "./verify-campaign.ts";
-import { upstreamCount, upstreamKeys, type ListedSchedules } from "./verify-listings.ts";
+import { upstreamKeys, upstreamTotal, type ListedSchedules } from "./verify-listings.ts";
 import { orphanLines } from "./verify-orphans.ts";
+import { walkedScheduleLines } from "./verify-schedules.ts";
 import { compareCampaignDetail, ScopeValues } from "./verify-values.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./streams/index.ts";
@@ -19,8 +22,10 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  * - Account level (workspaces, domains, contact lists, campaigns: cheap
  *   listings): the key sets are compared, and the missing and extra keys named.
  * - Per campaign, for every campaign the upstream lists or the warehouse holds:
- *   the upstream's totals of leads, replies, clicks and opens against the
- *   warehouse's live rows plus the records of it still rejected. A campaign
+ *   the upstream's totals of leads, clicks and opens against the warehouse's
+ *   live rows plus the records of it still rejected (and the copies one page
+ *   repeated, as the sync's last proof counted them); its replies, whose
+ *   listing is read whole, by key set. A campaign
  *   the warehouse does not hold at all (a listing item it could not place)
  *   is read below: its leads are walked and compared by
  *   key, so are its schedules, and each child stream is reported with the
@@ -28,8 +33,10 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  * - `deep` compares key sets of leads and events too, for the campaigns whose
  *   counts disagree (or all of them), and the schedules the walk of their
  *   leads lists against the live ones (a schedule wrongly held as deleted
- *   changes no count of a listing).
- * - Live rows under a campaign the warehouse holds as deleted are extra (verify-orphans.ts).
+ *   changes no count of a listing), and the email sequences those send
+ *   (verify-schedules.ts).
+ * - Live rows under a campaign the warehouse holds as deleted (and the upstream does not list) are extra, and
+ *   so are live contacts no live lead holds (verify-orphans.ts).
  * - Every record still rejected is its own line, with its reason.
  * - `values` compares the values of the rows the records read above map to,
  *   and of each campaign's detail, and names those not held live (verify-values.ts).
@@ -61,6 +68,8 @@ export interface VerifyLine {
   warehouse: number;
   /** Records of it rejected and still met. */
   rejected: number;
+  /** For a count: copies of a record one page repeated, which the upstream's total counts (as the sync's last proof of the listing did). */
+  repeated?: number;
   /** With key sets compared: how many are missing or extra, and the first few of each (a values line: the rows read not held live). */
   missingKeys?: KeyList;
   extraKeys?: KeyList;
@@ -110,13 +119,15 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   const valuesOf = (scope: StreamScope) => (options.values === true ? new ScopeValues(run, scope) : undefined);
   let campaignUids: string[];
   let unheld = new Set<string>();
+  // Campaigns the upstream lists (or, for one campaign, knows): their rows are compared by the lines above.
+  const upstreamCampaigns = new Set<string>();
   if (options.campaignUid !== undefined) {
     const own = await campaignScopeLine(run, options.campaignUid);
     lines.push(own);
     campaignUids = own.status === "unknown" ? [] : [options.campaignUid];
     if (own.warehouse === 0) unheld = new Set(campaignUids);
+    if (own.upstream === 1) upstreamCampaigns.add(options.campaignUid);
   } else {
-    const upstreamCampaigns = new Set<string>();
     const values = valuesOf(account);
     for (const stream of ACCOUNT_STREAMS) {
       const upstream = await upstreamKeys(run, stream as PagedStream<unknown> | ListStream<unknown>, account, undefined, values);
@@ -129,7 +140,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
     campaignUids = [...new Set([...upstreamCampaigns, ...warehouseCampaigns])].sort();
   }
   for (const campaignUid of campaignUids) lines.push(...(await campaignLines(run, options, campaignUid, unheld.has(campaignUid), valuesOf)));
-  lines.push(...(await orphanLines(ctx.db, ctx.account, options.campaignUid)));
+  lines.push(...(await orphanLines(ctx.db, ctx.account, options.campaignUid, upstreamCampaigns)));
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
 }
@@ -143,23 +154,27 @@ async function campaignLines(
   valuesOf: (scope: StreamScope) => ScopeValues | undefined,
 ): Promise<VerifyLine[]> {
   const scope: StreamScope = { account: run.account, campaignUid };
-  const listed: ListedSchedules = { ids: new Set(), unreadable: new Set(), read: false };
+  const listed: ListedSchedules = { ids: new Set(), sequences: new Set(), unreadable: new Set(), read: false };
   const values = valuesOf(scope);
   if (values) await compareCampaignDetail(run, values, campaignUid);
   const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
     keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
   const lines: VerifyLine[] = [];
-  // `all` goes straight to the key sets: counting first would read the unpaged replies listing twice. So do the
-  // leads of a campaign the warehouse lacks: they are walked for its schedules anyway.
+  // `all` goes straight to the key sets. So does the unpaged replies listing, always: it is read whole either way,
+  // and its length would count a reply it repeats twice, and miss one swapped for another. So do the leads of a
+  // campaign the warehouse lacks: they are walked for its schedules anyway.
   // A listing that announces no usable total is compared by key: nothing else can tell what it holds.
-  const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || (stream === leads && unheld);
-  for (const stream of COUNTED_STREAMS) lines.push(keyedFirst(stream) ? await keyed(stream) : ((await countedLine(run, stream, scope, values)) ?? (await keyed(stream))));
+  const keyedFirst = (stream: (typeof COUNTED_STREAMS)[number]) => options.deep === "all" || stream.kind === "list" || (stream === leads && unheld);
+  for (const stream of COUNTED_STREAMS) {
+    const counted = stream.kind === "paged" && !keyedFirst(stream) ? await countedLine(run, stream, scope) : undefined;
+    lines.push(counted ?? (await keyed(stream)));
+  }
   if (options.deep === "mismatched" && lines.some((line) => line.status !== "ok")) {
     // A line already compared by key (a listing without a total, the leads of a campaign the warehouse lacks) is not walked again.
     for (const [index, stream] of COUNTED_STREAMS.entries()) if (lines[index]?.missingKeys === undefined) lines[index] = await keyed(stream);
   }
-  // The leads were walked: their schedules are compared by key.
-  if (listed.read) lines.push(await keyedSchedulesLine(run.db, campaignUid, listed));
+  // The leads were walked: their schedules are compared by key, and the email sequences those send.
+  if (listed.read) lines.push(...(await walkedScheduleLines(run.db, campaignUid, listed)));
   return [...lines, ...(values?.lines() ?? [])];
 }
 
@@ -167,20 +182,28 @@ function statusOf(upstream: number, held: number): CheckStatus {
   return held < upstream ? "missing" : held > upstream ? "extra" : "ok";
 }
 
-/** A stream's count against the warehouse's; undefined when the upstream announces no count to compare with. */
-async function countedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, values?: ScopeValues): Promise<VerifyLine | undefined> {
+/**
+ * A paged stream's total against the warehouse's count; undefined when the upstream announces no count to compare
+ * with, or two that disagree with each other and with the warehouse, and the stream must be compared by key.
+ */
+async function countedLine(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<VerifyLine | undefined> {
   const completeness = stream.completeness;
   if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
-  const [upstream, warehouse, rejected] = await Promise.all([
-    upstreamCount(ctx, stream, scope, values),
+  const [first, warehouse, rejected, checkpoint] = await Promise.all([
+    upstreamTotal(ctx, stream, scope),
     liveRows(ctx.db, completeness.table, completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
+    loadCheckpoint(ctx.db, checkpointKey(ctx, stream, scope)),
   ]);
-  if (upstream === null) return undefined;
+  // A total counts positions: a record a page listed twice is two, and one row. The sync's last proof counted them.
+  const repeated = checkpoint.state.repeated ?? 0;
+  const held = warehouse + rejected + repeated;
+  if (first === null) return undefined;
   // A real upstream reports a total a few off on one answer now and then: as the sync does (walk-proof.ts), a total
-  // that disagrees is asked once more, and the second answer is the upstream's count.
-  const count = upstream !== warehouse + rejected && stream.kind === "paged" ? ((await upstreamCount(ctx, stream, scope)) ?? upstream) : upstream;
-  return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(count, warehouse + rejected), upstream: count, warehouse, rejected };
+  // that disagrees is asked once more. The second answer stands when it agrees with the warehouse or with the first.
+  const second = first === held ? first : await upstreamTotal(ctx, stream, scope);
+  if (second === null || (second !== held && second !== first)) return undefined;
+  return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected, ...(repeated > 0 ? { repeated } : {}) };
 }
 
 async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, upstream: Set<string>): Promise<VerifyLine> {
@@ -196,20 +219,6 @@ async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListSt
   const status: CheckStatus = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
   const counts = { upstream: upstream.size, warehouse: held.size, rejected };
   return { campaignUid: scope.campaignUid, stream: stream.name, status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
-}
-
-/**
- * A campaign's live schedules against those its leads listed. The schedules of a lead whose list of them
- * could not be read are kept by the sync, not deleted, so they are not counted extra.
- */
-async function keyedSchedulesLine(db: Kysely<Database>, campaignUid: string, listed: ListedSchedules): Promise<VerifyLine> {
-  const rows = await db.selectFrom("schedules").select(["id", "lead_uid"]).where("campaign_uid", "=", campaignUid).where("_deleted_at", "is", null).execute();
-  const live = new Set(rows.map((row) => String(row.id)));
-  const missing = [...listed.ids].filter((id) => !live.has(id));
-  const extra = rows.filter((row) => !listed.ids.has(String(row.id)) && !listed.unreadable.has(row.lead_uid)).map((row) => String(row.id));
-  const status = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
-  const counts = { upstream: listed.ids.size, warehouse: live.size, rejected: 0 };
-  return { campaignUid, stream: "schedules", status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
 }
 
 async function rejectedLines(db: Kysely<Database>, account: string, campaignUid: string | undefined): Promise<VerifyLine[]> {
