@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { AddressInfo } from "node:net";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import { buildApp } from "../../src/emulator/app.ts";
 import { WallClock } from "../../src/emulator/clock.ts";
 import { PageDrift } from "../../src/emulator/drift/pages.ts";
@@ -16,6 +16,7 @@ import type { RunningEmulator } from "../../src/emulator/server.ts";
 import type { Rhythm } from "../../src/sync/campaign-sync.ts";
 import { runCampaignSync, runDiscovery } from "../../src/sync/runs.ts";
 import { verify } from "../../src/sync/verify.ts";
+import { useTestDatabase } from "./database.ts";
 import { attachWarehouse, TEST_KEY, type SyncFixture } from "./sync.ts";
 
 /**
@@ -29,7 +30,7 @@ export interface WorldFixture extends SyncFixture {
   account: Account;
 }
 
-export async function openWorld(databaseUrl: string, schema: string): Promise<WorldFixture> {
+async function openWorld(databaseUrl: string, schema: string): Promise<WorldFixture> {
   const config = emulatorOptions.parse({ seed: 5, scale: "small", apiKeys: [TEST_KEY], faults: "none" });
   const world = new World(config.seed);
   seedWorld(world, config.apiKeys, config.scale);
@@ -61,6 +62,17 @@ export async function openWorld(databaseUrl: string, schema: string): Promise<Wo
       await emulator.close();
     },
   };
+}
+
+/** A test file's worlds, in a database of its own (`label`): each test opens one, closed after it. */
+export function useWorlds(label: string): (schema: string) => Promise<WorldFixture> {
+  const databaseUrl = useTestDatabase(label);
+  let open: WorldFixture | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  return async (schema) => (open = await openWorld(databaseUrl(), schema));
 }
 
 export async function problems(f: WorldFixture) {

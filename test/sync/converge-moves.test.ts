@@ -1,22 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCampaignSync } from "../../src/sync/runs.ts";
-import { useTestDatabase } from "../support/database.ts";
 import { TEST_KEY } from "../support/sync.ts";
 import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
-import { openWorld, problems, cycle, type WorldFixture } from "../support/world-fixture.ts";
+import { problems, cycle, useWorlds } from "../support/world-fixture.ts";
 
-const databaseUrl = useTestDatabase("converge_moves");
-
-let fixture: WorldFixture | undefined;
-afterEach(async () => {
-  await fixture?.close();
-  fixture = undefined;
-});
+const openWorld = useWorlds("converge_moves");
 
 describe("records that move upstream", () => {
   it("a lead's contact replaced by another contact: the old contact, held by no lead, is no longer live", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_contact_swap");
-    const f = fixture;
+    const f = await openWorld("conv_contact_swap");
     await cycle(f, "all");
     const c = f.account.campaigns.items.find((x) => x.status === "running" && x.leads.items.length > 2)!;
     const lead = c.leads.items.find((l) => c.workspace.contacts.length > 0 && f.account.campaigns.items.every((other) => other.leads.items.every((o) => o === l || o.contact !== l.contact)))!;
@@ -35,8 +27,7 @@ describe("records that move upstream", () => {
   }, 120_000);
 
   it.each(["source first", "destination first"] as const)("a lead moved from one created campaign to another (%s): held once, under its new campaign", async (order) => {
-    fixture = await openWorld(databaseUrl(), `conv_lead_move_${order === "source first" ? "src" : "dst"}`);
-    const f = fixture;
+    const f = await openWorld(`conv_lead_move_${order === "source first" ? "src" : "dst"}`);
     await cycle(f, "all");
     const created = f.account.campaigns.items.filter((x) => x.status === "created" && x.leads.items.length > 1 && x.sequences.length > 0);
     const [a, b] = [created[0]!, created.find((x) => x !== created[0] && x.workspace === created[0]!.workspace) ?? created[1]!];
@@ -61,8 +52,7 @@ describe("records that move upstream", () => {
   }, 120_000);
 
   it("a reply removed upstream (the lead stays): soft-deleted, and the schedule's flag follows", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_reply_gone");
-    const f = fixture;
+    const f = await openWorld("conv_reply_gone");
     await cycle(f, "all");
     const c = f.account.campaigns.items.find((x) => x.status === "running" && x.replies.items.length > 0)!;
     const reply = c.replies.items[0]!;

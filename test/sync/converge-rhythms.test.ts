@@ -1,24 +1,16 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applyLifecycle } from "../../src/emulator/operations.ts";
 import { advance } from "../../src/emulator/simulate.ts";
 import { runCampaignSync, runDiscovery, runFullSync } from "../../src/sync/runs.ts";
-import { useTestDatabase } from "../support/database.ts";
 import { TEST_KEY } from "../support/sync.ts";
 import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
-import { openWorld, problems, historyProblems, upstreamStatuses, cycle, type WorldFixture } from "../support/world-fixture.ts";
+import { problems, historyProblems, upstreamStatuses, cycle, useWorlds } from "../support/world-fixture.ts";
 
-const databaseUrl = useTestDatabase("converge_rhythms");
-
-let fixture: WorldFixture | undefined;
-afterEach(async () => {
-  await fixture?.close();
-  fixture = undefined;
-});
+const openWorld = useWorlds("converge_rhythms");
 
 describe("worker rhythms converge", () => {
   it("events cycles then a leads cycle, over simulated days, end equal to the upstream", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_rhythms");
-    const f = fixture;
+    const f = await openWorld("conv_rhythms");
     await cycle(f, "all");
     for (let hour = 0; hour < 30; hour++) {
       advance(f.world, 3600);
@@ -35,8 +27,7 @@ describe("worker rhythms converge", () => {
   }, 300_000);
 
   it("running -> paused -> running across syncs: three contiguous history versions", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_pause");
-    const f = fixture;
+    const f = await openWorld("conv_pause");
     await runFullSync(f.context());
     const c = f.account.campaigns.items.find((x) => x.status === "running")!;
     applyLifecycle(f.world, c, "pause");
@@ -57,8 +48,7 @@ describe("worker rhythms converge", () => {
   }, 120_000);
 
   it("pause via the leads rhythm and resume seen first by discovery: history stays consistent", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_pause2");
-    const f = fixture;
+    const f = await openWorld("conv_pause2");
     await cycle(f, "all");
     const c = f.account.campaigns.items.find((x) => x.status === "running")!;
     applyLifecycle(f.world, c, "pause");

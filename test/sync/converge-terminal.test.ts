@@ -4,18 +4,11 @@ import { applyLifecycle, updateCampaign } from "../../src/emulator/operations.ts
 import { advance } from "../../src/emulator/simulate.ts";
 import { removeCampaign, removeClick, removeLead, removeOpen } from "../../src/emulator/store/removals.ts";
 import { runDiscovery } from "../../src/sync/runs.ts";
-import { useTestDatabase } from "../support/database.ts";
 import { TEST_KEY } from "../support/sync.ts";
 import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
-import { openWorld, problems, historyProblems, cycle, type WorldFixture } from "../support/world-fixture.ts";
+import { problems, historyProblems, cycle, useWorlds } from "../support/world-fixture.ts";
 
-const databaseUrl = useTestDatabase("converge_terminal");
-
-let fixture: WorldFixture | undefined;
-afterEach(async () => {
-  await fixture?.close();
-  fixture = undefined;
-});
+const openWorld = useWorlds("converge_terminal");
 
 function jumpWallClock(ms: number) {
   vi.useFakeTimers({ toFake: ["Date"] });
@@ -25,8 +18,7 @@ afterEach(() => vi.useRealTimers());
 
 describe("terminal campaigns after their final walks", () => {
   it("an open, a click and a lead with events removed upstream: events cycles converge", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_term_events");
-    const f = fixture;
+    const f = await openWorld("conv_term_events");
     await cycle(f, "all");
     await cycle(f, "all");
     await cycle(f, "all");
@@ -52,8 +44,7 @@ describe("terminal campaigns after their final walks", () => {
   }, 120_000);
 
   it("a running campaign cancelled: its created schedules become cancelled in the warehouse", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_cancel");
-    const f = fixture;
+    const f = await openWorld("conv_cancel");
     await cycle(f, "all");
     const c = f.account.campaigns.items.find((x) => x.status === "running" && x.leads.items.some((l) => l.schedules.some((s) => s.status === "created")))!;
     applyLifecycle(f.world, c, "cancel");
@@ -70,8 +61,7 @@ describe("terminal campaigns after their final walks", () => {
   }, 120_000);
 
   it("settings and sending domains of a created campaign updated twice (A -> B -> A and B): history and rows follow", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_settings");
-    const f = fixture;
+    const f = await openWorld("conv_settings");
     await cycle(f, "all");
     const c = f.account.campaigns.items.find((x) => x.status === "created" && x.leads.items.length > 0)!;
     const original = { ...c.settings };
@@ -94,8 +84,7 @@ describe("terminal campaigns after their final walks", () => {
   }, 120_000);
 
   it("a complete campaign deleted upstream after its final walks: everything under it soft-deleted", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_delete_campaign");
-    const f = fixture;
+    const f = await openWorld("conv_delete_campaign");
     await cycle(f, "all");
     await cycle(f, "all");
     await cycle(f, "all");
@@ -112,8 +101,7 @@ describe("terminal campaigns after their final walks", () => {
   }, 120_000);
 
   it("domains: setup, warm-up and the deleting domain over two simulated days; history contiguous, one row per state", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_domains");
-    const f = fixture;
+    const f = await openWorld("conv_domains");
     await cycle(f, "all");
     for (let i = 0; i < 6; i++) {
       advance(f.world, 8 * 3600);

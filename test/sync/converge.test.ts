@@ -1,25 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applyLifecycle, deleteSequence, updateCampaign } from "../../src/emulator/operations.ts";
 import { advance } from "../../src/emulator/simulate.ts";
 import { removeCampaign, removeClick, removeLead, removeOpen } from "../../src/emulator/store/removals.ts";
 import { runFullSync } from "../../src/sync/runs.ts";
-import { useTestDatabase } from "../support/database.ts";
 import { TEST_KEY } from "../support/sync.ts";
 import { diffWithTruth, warehouseKeys } from "../support/truth.ts";
-import { openWorld, problems, historyProblems, upstreamStatuses, type WorldFixture } from "../support/world-fixture.ts";
+import { problems, historyProblems, upstreamStatuses, useWorlds } from "../support/world-fixture.ts";
 
-const databaseUrl = useTestDatabase("converge");
-
-let fixture: WorldFixture | undefined;
-afterEach(async () => {
-  await fixture?.close();
-  fixture = undefined;
-});
+const openWorld = useWorlds("converge");
 
 describe("convergence after upstream changes", () => {
   it("a day of activity, lifecycle changes, settings, deletions: repeated syncs converge on the upstream", async () => {
-    fixture = await openWorld(databaseUrl(), "conv_broad");
-    const f = fixture;
+    const f = await openWorld("conv_broad");
     const first = await runFullSync(f.context());
     expect(first.outcome).toBe("succeeded");
 
