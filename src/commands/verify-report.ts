@@ -60,7 +60,8 @@ export async function runVerify(config: Config, options: VerifyOptions, json: bo
           ? `all ${result.lines.length} checks are ok (${result.requests} requests)`
           : `${result.problems} of ${result.lines.length} checks are not ok (${result.requests} requests)`,
       );
-      if (result.lines.some((line) => line.status === "differs")) {
+      // A history that disagrees with its row is the warehouse's own doing: verifying again changes nothing.
+      if (result.lines.some((line) => line.status === "differs" && !line.table?.endsWith("_history"))) {
         console.log("values also differ where the upstream changed a record after the last sync: verify again after a sync to tell the two apart");
       }
     }

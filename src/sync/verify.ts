@@ -10,6 +10,7 @@ import { checkpointKey } from "./stream-run.ts";
 import { recordVerification } from "./verifications.ts";
 import { campaignScopeLine } from "./verify-campaign.ts";
 import { upstreamKeys, upstreamTotal, type ListedSchedules } from "./verify-listings.ts";
+import { historyLines } from "./verify-history.ts";
 import { orphanLines } from "./verify-orphans.ts";
 import { walkedScheduleLines } from "./verify-schedules.ts";
 import { compareCampaignDetail, ScopeValues } from "./verify-values.ts";
@@ -37,6 +38,8 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  *   (verify-schedules.ts).
  * - Live rows under a campaign the warehouse holds as deleted (and the upstream does not list) are extra, and
  *   so are live contacts no live lead holds (verify-orphans.ts).
+ * - Every live workspace, domain and campaign has one open history row that holds its current values
+ *   (verify-history.ts: a line only where one does not).
  * - Every record still rejected is its own line, with its reason.
  * - `values` compares the values of the rows the records read above map to,
  *   and of each campaign's detail, and names those not held live (verify-values.ts).
@@ -141,6 +144,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   }
   for (const campaignUid of campaignUids) lines.push(...(await campaignLines(run, options, campaignUid, unheld.has(campaignUid), valuesOf)));
   lines.push(...(await orphanLines(ctx.db, ctx.account, options.campaignUid, upstreamCampaigns)));
+  lines.push(...(await historyLines(ctx.db, ctx.account, options.campaignUid)));
   lines.push(...(await rejectedLines(ctx.db, ctx.account, options.campaignUid)));
   return { lines, problems: lines.filter((line) => line.status !== "ok").length, requests: client.stats.requests };
 }

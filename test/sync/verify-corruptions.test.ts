@@ -12,7 +12,7 @@ import { openSyncFixture, type SyncFixture } from "../support/sync.ts";
 
 const databaseUrl = useTestDatabase("verify_corruptions");
 const SCHEMA = "verify_corruptions";
-const TABLES = ["workspaces", "domains", "contact_lists", "campaigns", "campaign_sending_domains", "email_sequences", "leads", "contacts", "schedules", "replies", "link_clicks", "email_opens", "campaign_history"];
+const TABLES = ["workspaces", "domains", "contact_lists", "campaigns", "campaign_sending_domains", "email_sequences", "leads", "contacts", "schedules", "replies", "link_clicks", "email_opens", "campaign_history", "workspace_history", "domain_history"];
 
 let fixture: SyncFixture;
 let busy: string;
@@ -179,6 +179,27 @@ describe("a campaign held deleted that the upstream still lists", () => {
     await q(`UPDATE campaigns SET _deleted_at = now() WHERE uid = '${busy}'`);
     const result = await run();
     expect(describeLines(result.lines)).toEqual([`- campaigns missing`]);
+  });
+});
+
+describe("a history that disagrees with its row (no request needed)", () => {
+  it("names the campaign whose open history row holds another status", async () => {
+    await q(`UPDATE campaign_history SET status = 'invented' WHERE campaign_uid = '${busy}' AND valid_to IS NULL`);
+    for (const campaignUid of [undefined, busy]) {
+      expectLine((await run({ campaignUid })).lines, { stream: "campaigns", table: "campaign_history", status: "differs", differingKeys: { count: 1, first: [busy] }, columns: { status: 1 } }, String(campaignUid));
+    }
+  });
+
+  it("names the workspace without an open history row", async () => {
+    const { id } = await one<{ id: string }>(`SELECT min(workspace_id)::text AS id FROM workspace_history WHERE valid_to IS NULL`);
+    await q(`UPDATE workspace_history SET valid_to = now() WHERE workspace_id = ${id} AND valid_to IS NULL`);
+    expectLine((await run()).lines, { stream: "workspaces", table: "workspace_history", status: "differs", differingKeys: { count: 1, first: [id] }, columns: { "open row": 1 } }, "workspace");
+  });
+
+  it("names the domain whose open history row holds other warm-up days", async () => {
+    const { id } = await one<{ id: string }>(`SELECT min(domain_id)::text AS id FROM domain_history WHERE valid_to IS NULL`);
+    await q(`UPDATE domain_history SET warmup_days_remaining = warmup_days_remaining + 3 WHERE domain_id = ${id} AND valid_to IS NULL`);
+    expectLine((await run()).lines, { stream: "domains", table: "domain_history", status: "differs", columns: { warmup_days_remaining: 1 } }, "domain");
   });
 });
 
