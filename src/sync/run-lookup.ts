@@ -60,6 +60,15 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       throw error;
     }
     result.fetched += 1;
+    const answered = stream.key(lookup.record.value);
+    if (answered !== String(id)) {
+      // The answer holds another record (or another spelling of the key): written under its own key, it would make
+      // a row no listing names, and leave the one asked for as it was. Set aside under the identifier asked for.
+      const reason = `answered with the key ${JSON.stringify(answered)} for a lookup of ${JSON.stringify(String(id))}; not placed`;
+      const rejected: RejectedRecord = { stream: sourceOf(stream), reason, payload: lookup.record.raw, recordKey: requested, keyIdentifies: true };
+      addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
+      continue;
+    }
     const coverage = new WalkCoverage(stream);
     coverage.add([lookup.record]);
     const counts = await writePage(ctx, { stream, scope, records: [lookup.record], rejected: [], runId: options.runId, observedAt: lookup.observedAt }, async (trx) => {

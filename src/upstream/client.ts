@@ -287,7 +287,11 @@ export class UpstreamClient {
 
   /** A listing's records and total, from the {data, total} envelope or a bare array; the total is null when none is usable. */
   #listing(request: HttpRequest, body: unknown): { data: unknown[]; total: number | null } {
+    // An empty list sent as null, as Go encodes an empty slice: its meaning is certain. (Read as an empty answer
+    // is, it deletes nothing on its own: a listing's walk then proves nothing, a whole listing needs two reads.)
+    if (body === null) return { data: [], total: null };
     if (Array.isArray(body)) return { data: body, total: null };
+    if (typeof body === "object" && (body as { data?: unknown }).data === null) return this.#listing(request, { ...body, data: [] });
     const envelope = pageEnvelope.safeParse(body);
     if (envelope.success) return envelope.data;
     const records = pageData.safeParse(body);

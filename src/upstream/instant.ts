@@ -38,11 +38,14 @@ export function parseInstant(text: string): string | null {
   const fields = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
   const [y, mo, d, h, mi, s] = fields;
   if (mo < 1 || mo > 12 || d < 1 || h > 24 || mi > 59 || s > 60) return null;
+  // 24:00 is the end of the day, and nothing past it; a second 60 is a leap second, which ends a UTC day.
+  if (h === 24 && (mi > 0 || s > 0 || /[1-9]/.test(fraction))) return null;
   const midnight = utcDay(y, mo, d);
   if (midnight === null) return null;
   const wall = midnight + ((h * 60 + mi) * 60 + s) * 1000;
   const offsetMinutes = offsetOf(offset);
   if (offsetMinutes === null) return null;
+  if (s === 60 && (((h * 60 + mi - offsetMinutes) % 1440) + 1440) % 1440 !== 1439) return null;
   // PostgreSQL rounds to microseconds; digits past the sixth are rounded the same way.
   let micros = Math.round(Number(`0.${fraction || "0"}`) * 1e6);
   let seconds = (wall - offsetMinutes * 60_000) / 1000;

@@ -174,7 +174,13 @@ function lenient(schema: z.ZodType, raw: unknown, path: string, issues: FieldIss
   return unreadable(path, raw, "a value of the documented type", issues);
 }
 
-function readObject(schema: z.ZodObject, raw: unknown, path: string, issues: FieldIssue[]): Record<string, unknown> | null {
+function readObject(schema: z.ZodObject, arrived: unknown, path: string, issues: FieldIssue[]): Record<string, unknown> | null {
+  let raw = arrived;
+  if (Array.isArray(raw) && raw.length === 1 && isPlainObject(raw[0])) {
+    // The converse of a single item sent for a list (readArray): `contact: [{id: 7, …}]` is that object.
+    issues.push({ path, reason: "a one-item list where an object is documented; read as its item", raw });
+    raw = raw[0];
+  }
   if (!isPlainObject(raw)) return unreadable(path, raw, "an object", issues);
   // Fields the schema does not know are kept as they came (they end up in _extra).
   const value: Record<string, unknown> = { ...raw };
@@ -191,15 +197,42 @@ function holdsObjects(schema: z.ZodArray): boolean {
   return element instanceof z.ZodObject;
 }
 
+/**
+ * The items of a list of records as it arrived, and how it deviated: a list; an object keyed by index
+ * (`{"0": …, "1": …}`, as some serializers write a list); the JSON text of a list; or a single record where a
+ * list is documented, which is that list of one. Undefined for anything else. Read as null, the records and
+ * all below them would be lost without a trace; each item's own issues sit at `<path>.<index>.…`.
+ */
+export function recordList(raw: unknown): { items: unknown[]; deviation?: string } | undefined {
+  if (Array.isArray(raw)) return { items: raw };
+  if (typeof raw === "string") {
+    const items = jsonList(raw);
+    return items === undefined ? undefined : { items, deviation: "a list sent as JSON text; read as the list it holds" };
+  }
+  if (!isPlainObject(raw)) return undefined;
+  const keys = Object.keys(raw);
+  // Integer keys enumerate in ascending order: "0".."n-1" each at its own place is a list.
+  if (keys.length > 0 && keys.every((key, index) => key === String(index))) {
+    return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
+  }
+  return { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
+}
+
+function jsonList(text: string): unknown[] | undefined {
+  if (!text.trimStart().startsWith("[")) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: FieldIssue[]): unknown[] | null {
-  let list: unknown[];
-  if (Array.isArray(raw)) list = raw;
-  else if (isPlainObject(raw) && holdsObjects(schema)) {
-    // One record where a list of them is documented (`schedules: {id: 1001, …}`) is that list of one: read as
-    // null, the record and all below it would be lost without a trace. Its own issues sit at `<path>.0.…`.
-    issues.push({ path, reason: "a single item where a list is documented; read as a one-item list", raw });
-    list = [raw];
-  } else return unreadable(path, raw, "an array", issues);
+  const received: ReturnType<typeof recordList> = holdsObjects(schema) ? recordList(raw) : Array.isArray(raw) ? { items: raw } : undefined;
+  if (received === undefined) return unreadable(path, raw, "an array", issues);
+  if (received.deviation !== undefined) issues.push({ path, reason: received.deviation, raw });
+  const list = received.items;
   const items = list.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
   const maxItems = schema.def.checks?.find((check) => check._zod.def.check === "max_length")?._zod.def as { maximum?: number } | undefined;
   if (maxItems?.maximum !== undefined && items.length > maxItems.maximum) {

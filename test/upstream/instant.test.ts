@@ -29,9 +29,17 @@ describe("parseInstant", () => {
     ["2024-03-01T12:00:00+02:00", "2024-03-01T10:00:00.000000Z"],
     ["20240301T100000Z", "2024-03-01T10:00:00.000000Z"],
     ["2024-03-01 10:00:00.5Z", "2024-03-01T10:00:00.500000Z"],
+    ["2024-03-02T05:29:60+05:30", "2024-03-02T00:00:00.000000Z"],
   ])("reads the other ISO forms %s as before", (text, canonical) => {
     expect(parseInstant(text)).toBe(canonical);
   });
+
+  it.each([["2026-05-01T24:30:00Z"], ["2026-05-01T24:00:00.5Z"], ["2026-05-01T10:00:60.5Z"], ["2026-05-01T23:59:60+02:00"]])(
+    "refuses %s: hour 24 is only the day's end (24:00:00), and a second 60 only the leap second that ends a UTC day",
+    (text) => {
+      expect(parseInstant(text)).toBeNull();
+    },
+  );
 
   it.each([["9999-12-31T23:00:00-05:00"], ["0001-01-01T00:30:00+01:00"]])("refuses %s, whose offset carries it out of years 1 to 9999 (a form PostgreSQL refuses)", (text) => {
     expect(parseInstant(text)).toBeNull();

@@ -1,7 +1,7 @@
 import type { ReadRecord, RecordOf, UpstreamClient } from "../../upstream/client.ts";
 import { isUsableKey, unplaceableKey } from "../../upstream/parsing.ts";
 import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
-import { issuesAt, type FieldIssue } from "../../upstream/tolerant.ts";
+import { issuesAt, recordList, type FieldIssue } from "../../upstream/tolerant.ts";
 import { CONFIRMATIONS_PER_WALK } from "../confirm-missing.ts";
 import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
 import type { CascadeRule, LookupStream, PagedStream, RowBatch, RowContext, SoftDeleteRule } from "../stream.ts";
@@ -23,27 +23,19 @@ function reasonAt(issues: readonly FieldIssue[], path: string): string {
 }
 
 /**
- * The value at `path` in the record as it arrived. A number is a position in a list, and one record sent where a
- * list is documented (`schedules: {id: 1001, …}`) was read as a list of one (tolerant.ts): its position 0 is that
- * record itself.
+ * The value at `path` in the record as it arrived. A number is a position in a list, read as the tolerant reader
+ * read the list (recordList: one record sent where a list is documented is a list of one, an object keyed by
+ * index or the JSON text of a list is that list).
  */
 function rawAt(raw: unknown, ...path: (string | number)[]): unknown {
   let value = raw;
-  for (const step of path) {
-    if (typeof step === "number" && isSingleItem(value)) value = step === 0 ? value : undefined;
-    else value = (value as Record<string | number, unknown> | null | undefined)?.[step];
-  }
+  for (const step of path) value = typeof step === "number" ? recordList(value)?.items[step] : (value as Record<string, unknown> | null | undefined)?.[step];
   return value ?? null;
 }
 
-/** A record where a list of them is documented: read as a list of one. */
-function isSingleItem(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The items of a list as it arrived: a single record sent for the list counts as one, anything else that is not a list as none. */
+/** The items of a list of records as it arrived, read as the tolerant reader reads them (recordList); none for anything else. */
 function itemsOf(list: unknown): unknown[] {
-  return Array.isArray(list) ? list : isSingleItem(list) ? [list] : [];
+  return recordList(list)?.items ?? [];
 }
 
 /**

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { runFullSync } from "../../src/sync/runs.ts";
+import { useTestDatabase } from "../support/database.ts";
+import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
+
+type Json = Record<string, unknown>;
+const CAMPAIGN = "cmp_shapes";
+const scripted = useScriptedCampaigns(useTestDatabase("tolerant_shapes"), CAMPAIGN);
+
+function reply(id: number) {
+  return { id, body_plain_text: "hi", body_html: "<p>hi</p>", received_on: "2026-05-01T11:00:00Z", reply_classification: "positive" };
+}
+
+describe("lists and objects in other shapes", () => {
+  it("a lead's schedules sent as an object keyed by index ({\"0\": s1, \"1\": s2}) are that list", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const lead = first as unknown as Json;
+    const [s1] = lead.schedules as Json[];
+    const s2 = { ...(s1 as Json), id: 2001, replies: [reply(9001)] };
+    lead.schedules = { "0": s1, "1": s2 };
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const schedules = await db.selectFrom("schedules").select("id").orderBy("id").execute();
+    const rejected = await db.selectFrom("rejected_records").select(["reason", "skipped"]).execute();
+    expect({ outcome: summary.outcome, schedules: schedules.map((row) => row.id), rejected }).toEqual({ outcome: "succeeded", schedules: [1001, 2001], rejected: [] });
+  });
+
+  it("a lead's schedules sent as JSON text are the list it holds", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const lead = first as unknown as Json;
+    lead.schedules = JSON.stringify(lead.schedules);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const schedules = await db.selectFrom("schedules").select("id").execute();
+    const rejected = await db.selectFrom("rejected_records").select(["reason", "skipped"]).execute();
+    const issues = await db.selectFrom("leads").select("_field_issues").executeTakeFirstOrThrow();
+    expect({ outcome: summary.outcome, schedules: schedules.length, rejected }).toEqual({ outcome: "succeeded", schedules: 1, rejected: [] });
+    expect(issues._field_issues).toMatchObject({ leads: { schedules: { reason: "a list sent as JSON text; read as the list it holds" } } });
+  });
+
+  it("a lead's contact sent as a one-item list is placed (as a single object sent for a list is)", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const lead = first as unknown as Json;
+    lead.contact = [lead.contact];
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const contacts = await db.selectFrom("contacts").select("id").execute();
+    const leadRow = await db.selectFrom("leads").select(["contact_id"]).executeTakeFirst();
+    const rejected = await db.selectFrom("rejected_records").select(["reason"]).execute();
+    expect({ outcome: summary.outcome, contacts: contacts.map((row) => row.id), contactId: leadRow?.contact_id, rejected }).toEqual({
+      outcome: "succeeded",
+      contacts: [1_001_001],
+      contactId: 1_001_001,
+      rejected: [],
+    });
+  });
+});
+
+describe("a lookup answered with another key", () => {
+  it("sets a detail answered under another spelling of the asked uid aside, instead of writing a row no listing names", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [campaign] = h.upstream.state.campaigns;
+    h.upstream.hook = ({ path }) => (path === "/api/v1/campaign/" ? { status: 200, body: { ...campaign, uid: ` ${CAMPAIGN.toUpperCase()} ` } } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const campaigns = await db.selectFrom("campaigns").select(["uid", "daily_email_limit"]).orderBy("uid").execute();
+    const leads = await db.selectFrom("leads").select(["uid", "campaign_uid"]).orderBy("uid").execute();
+    const rejected = await db.selectFrom("rejected_records").select(["stream", "record_key", "reason"]).execute();
+    expect(summary.outcome).toBe("partial");
+    expect(campaigns).toEqual([{ uid: CAMPAIGN, daily_email_limit: null }]);
+    expect(leads).toEqual([{ uid: "L1", campaign_uid: CAMPAIGN }, { uid: "L2", campaign_uid: CAMPAIGN }]);
+    expect(rejected).toEqual([expect.objectContaining({ record_key: `requested=${CAMPAIGN}`, reason: `answered with the key " CMP_SHAPES " for a lookup of "${CAMPAIGN}"; not placed` })]);
+  });
+});
+
+describe("empty lists sent as null (as Go encodes an empty slice)", () => {
+  it("a leads page {data: null, total: 0} is an empty listing, not a failed stream", async () => {
+    const h = await scripted({ status: "running", leads: 0 });
+    h.upstream.hook = ({ path }) => (path === "/api/v1/leads/" ? { status: 200, body: { data: null, total: 0 } } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    expect({ outcome: summary.outcome, failures: summary.failures.map((failure) => `${failure.stream}: ${failure.error.message}`) }).toEqual({ outcome: "succeeded", failures: [] });
+  });
+
+  it("a replies answer of null (no replies) is an empty listing, not a failed stream", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    h.upstream.hook = ({ path }) => (path === "/api/v1/replies/" ? { status: 200, body: null } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    expect({ outcome: summary.outcome, failures: summary.failures.map((failure) => `${failure.stream}: ${failure.error.message}`) }).toEqual({ outcome: "succeeded", failures: [] });
+  });
+});
