@@ -2,7 +2,7 @@ import { InvalidRecordError, UpstreamError, type Lookup, type RejectedRecord } f
 import { NATURAL_KEYS } from "../warehouse/tables.ts";
 import type { SyncContext } from "./context.ts";
 import { naturalKeyText } from "./natural-keys.ts";
-import { askedTwiceOn404, rejectedAnswer } from "./run-lookup.ts";
+import { answerForAnotherKey, askedTwiceOn404, rejectedAnswer } from "./run-lookup.ts";
 import type { WalkCoverage } from "./soft-delete.ts";
 import type { PagedStream, StreamScope } from "./stream.ts";
 import { throwIfAborted } from "./stream-run.ts";
@@ -93,7 +93,14 @@ export async function confirmMissing<R>(
   for (const key of asked) {
     throwIfAborted(ctx.signal);
     try {
-      present.push(await askedTwiceOn404(() => rule.fetch(ctx.client, key, ctx.signal)));
+      const lookup = await askedTwiceOn404(() => rule.fetch(ctx.client, key, ctx.signal));
+      const misplaced = answerForAnotherKey(stream, key, lookup.record);
+      // An answer for another key tells nothing of this one: set aside, and its row stays, as for an unplaceable answer.
+      if (misplaced === undefined) present.push(lookup);
+      else {
+        rejected.push(misplaced);
+        kept.push(key);
+      }
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       // An answer that cannot be placed still shows the record exists: its row stays, and the answer is set aside.

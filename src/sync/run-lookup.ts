@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { InvalidRecordError, UpstreamError, type RejectedRecord } from "../upstream/client.ts";
+import { InvalidRecordError, UpstreamError, type ReadRecord, type RejectedRecord } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
@@ -29,6 +29,18 @@ function requestedKey(id: string | number): string {
  */
 export function rejectedAnswer<R>(stream: StreamDefinition<R>, error: InvalidRecordError, id: string | number): RejectedRecord {
   return { ...error.rejected, stream: sourceOf(stream), recordKey: requestedKey(id), keyIdentifies: true };
+}
+
+/**
+ * A lookup's answer that holds another key than the one asked for (another record, or another spelling of the
+ * key), set aside under the identifier asked for; undefined for an answer of the record asked for. Written under
+ * its own key, it would make a row no listing names, and tell nothing of the one asked for.
+ */
+export function answerForAnotherKey<R>(stream: StreamDefinition<R> & { key: (record: R) => string }, id: string | number, record: ReadRecord<R>): RejectedRecord | undefined {
+  const answered = stream.key(record.value);
+  if (answered === String(id)) return undefined;
+  const reason = `answered with the key ${JSON.stringify(answered)} for a lookup of ${JSON.stringify(String(id))}; not placed`;
+  return { stream: sourceOf(stream), reason, payload: record.raw, recordKey: requestedKey(id), keyIdentifies: true };
 }
 
 export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
@@ -60,13 +72,9 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
       throw error;
     }
     result.fetched += 1;
-    const answered = stream.key(lookup.record.value);
-    if (answered !== String(id)) {
-      // The answer holds another record (or another spelling of the key): written under its own key, it would make
-      // a row no listing names, and leave the one asked for as it was. Set aside under the identifier asked for.
-      const reason = `answered with the key ${JSON.stringify(answered)} for a lookup of ${JSON.stringify(String(id))}; not placed`;
-      const rejected: RejectedRecord = { stream: sourceOf(stream), reason, payload: lookup.record.raw, recordKey: requested, keyIdentifies: true };
-      addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [rejected], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
+    const misplaced = answerForAnotherKey(stream, id, lookup.record);
+    if (misplaced !== undefined) {
+      addCounts(result, await writePage(ctx, { stream, scope, records: [], rejected: [misplaced], runId: options.runId, observedAt: readStartedAt }, async () => undefined));
       continue;
     }
     const coverage = new WalkCoverage(stream);

@@ -84,6 +84,26 @@ describe("a lookup answered with another key", () => {
   });
 });
 
+describe("a lookup answered with another key, confirming a deletion", () => {
+  it("keeps the lead the listing left out live, and sets the answer aside", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const leads = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const [first] = leads.splice(1, 1).length === 1 ? leads : [];
+    // The listing no longer holds L2; its lookup answers with L1.
+    h.upstream.hook = ({ path }) => (path === "/api/v1/lead/" ? { status: 200, body: first } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const live = await db.selectFrom("leads").select("uid").where("_deleted_at", "is", null).orderBy("uid").execute();
+    const rejected = await db.selectFrom("rejected_records").select(["record_key", "reason"]).execute();
+    expect(summary.outcome).toBe("partial");
+    expect(live.map((row) => row.uid)).toEqual(["L1", "L2"]);
+    expect(rejected).toEqual([{ record_key: "requested=L2", reason: 'answered with the key "L1" for a lookup of "L2"; not placed' }]);
+  });
+});
+
 describe("empty lists sent as null (as Go encodes an empty slice)", () => {
   it("a leads page {data: null, total: 0} is an empty listing, not a failed stream", async () => {
     const h = await scripted({ status: "running", leads: 0 });
