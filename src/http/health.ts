@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
+import { withDeadline } from "./deadline.ts";
 
 /**
  * What /healthz checks: the worker is useless without Redis (its queues) or
@@ -32,15 +32,10 @@ export async function checkHealth(dependencies: HealthDependencies, timeoutMs = 
 
 /** "ok", or why not: the check's error, or that it did not answer in time. */
 export async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
-  const deadline = new AbortController();
   try {
-    return await Promise.race([
-      check().then(() => "ok"),
-      sleep(timeoutMs, undefined, { signal: deadline.signal }).then(() => `no answer within ${timeoutMs} ms`),
-    ]);
+    await withDeadline(check(), timeoutMs);
+    return "ok";
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
-  } finally {
-    deadline.abort();
   }
 }

@@ -7,6 +7,7 @@ import { achievedCadences, campaignLag, eventLag } from "../sync/status.ts";
 import { lastVerification } from "../sync/verifications.ts";
 import type { ClientHooks } from "../upstream/hooks.ts";
 import type { Database } from "../warehouse/database.ts";
+import { withDeadline } from "./deadline.ts";
 
 /**
  * The worker's Prometheus metrics. Counters are fed by the upstream client's
@@ -17,6 +18,13 @@ import type { Database } from "../warehouse/database.ts";
 
 /** The status label of an upstream attempt that got no response (a timeout, a dropped connection). */
 const NO_RESPONSE = "none";
+
+/**
+ * How long a scrape waits for each read of Redis or the warehouse: a gauge that could not be read in time is left
+ * empty (and said so in the log), so /metrics still answers within a scrape's timeout (Prometheus: 10 s) while
+ * Redis or PostgreSQL is away, and the process's own metrics stay visible through the outage.
+ */
+const READ_TIMEOUT_MS = 3_000;
 
 const JOB_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
 
@@ -119,9 +127,9 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     async collect() {
       this.reset();
       try {
-        for (const queue of queues) {
-          const counts = await queue.getJobCounts(...JOB_STATES);
-          for (const state of JOB_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+        const depths = await withDeadline(Promise.all(queues.map((queue) => queue.getJobCounts(...JOB_STATES))), READ_TIMEOUT_MS);
+        for (const [index, queue] of queues.entries()) {
+          for (const state of JOB_STATES) this.set({ queue: queue.name, state }, depths[index]?.[state] ?? 0);
         }
       } catch (error) {
         logger?.warn({ err: error }, "could not read queue depths for /metrics");
@@ -143,7 +151,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
         this.reset();
         if (!checkpoints) return;
         try {
-          await read(this, checkpoints);
+          await withDeadline(read(this, checkpoints), READ_TIMEOUT_MS);
         } catch (error) {
           logger?.warn({ err: error }, `could not read ${options.what} for /metrics`);
         }

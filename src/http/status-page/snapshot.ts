@@ -11,6 +11,7 @@ import type { LastUpstreamAnswer } from "./last-answer.ts";
 import { PeriodicRead, type Section } from "./periodic-read.ts";
 import { perShape } from "./per-shape.ts";
 import { recentRuns, requestsPerMinute, type MinuteOfRequests, type RunBar } from "./runs.ts";
+import { withDeadline } from "../deadline.ts";
 
 /**
  * Everything the status page shows, read in one go: the page, its refreshes
@@ -78,16 +79,10 @@ const SECTION_TIMEOUT_MS = 5_000;
 const HEAVY_TIMEOUT_MS = 60_000;
 
 async function section<T>(work: () => Promise<T>, timeoutMs = SECTION_TIMEOUT_MS): Promise<Section<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    return { ok: true, value: await Promise.race([work(), deadline]) };
+    return { ok: true, value: await withDeadline(work(), timeoutMs) };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
