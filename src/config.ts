@@ -9,58 +9,86 @@ import { closest, distance } from "fastest-levenshtein";
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+/** "500ms", "30s", "5m", "1h", "1d", or a bare number of milliseconds (plain decimal digits). */
+const DURATION = /^(\d+)(ms|s|m|h|d)?$/;
+
+const DURATION_FORMAT = "a duration such as 30s, 5m, 1h or a number of milliseconds";
+
 /** The longest wait a Node.js timer keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** "500ms", "30s", "5m", "1h", "1d", or a bare number of milliseconds; more than zero and at most 24 days. */
-export const duration = z
+/** A text DURATION matches, in milliseconds. */
+function milliseconds(text: string): number {
+  const match = DURATION.exec(text);
+  const amount = Number(match?.[1]);
+  const unit = (match?.[2] ?? "ms") as keyof typeof DURATION_UNITS_MS;
+  return amount * DURATION_UNITS_MS[unit];
+}
+
+const timerRange = z.number().min(1, "must be longer than zero").max(MAX_TIMER_MS, "must be at most 24d (a longer timer would fire at once)");
+
+/** A DURATION; more than zero and at most 24 days. */
+export const duration = z.string().trim().regex(DURATION, `must be ${DURATION_FORMAT}`).transform(milliseconds).pipe(timerRange);
+
+/**
+ * A duration, or "off" (undefined). Not a union of the two: zod would answer a value both refuse with a bare
+ * "Invalid input".
+ */
+const durationOrOff = z
   .string()
   .trim()
-  .regex(/^\d+(ms|s|m|h|d)?$/, "must be a duration such as 30s, 5m, 1h or a number of milliseconds")
-  .transform((text) => {
-    const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
-    const amount = Number(match?.[1]);
-    const unit = (match?.[2] ?? "ms") as keyof typeof DURATION_UNITS_MS;
-    return amount * DURATION_UNITS_MS[unit];
-  })
-  .pipe(z.number().min(1, "must be longer than zero").max(MAX_TIMER_MS, "must be at most 24d (a longer timer would fire at once)"));
+  .refine((text) => text === "off" || DURATION.test(text), `must be ${DURATION_FORMAT}, or off`)
+  .transform((text) => (text === "off" ? undefined : milliseconds(text)))
+  .pipe(timerRange.optional());
 
-/** A duration, or "off". */
-const durationOrOff = z.union([z.literal("off").transform(() => undefined), duration]);
+/**
+ * Plain decimal digits, read as a number: z.coerce.number would also read 0x10 as 16, 1e3 as 1000 and -0, 1.0
+ * or Infinity as numbers, none of which the README's table allows for a count, a port or a limit.
+ */
+function wholeNumber(message: string) {
+  return z.string().trim().regex(/^\d+$/, message).transform(Number);
+}
 
-const positiveInt = z.coerce
-  .number({ error: "must be a positive integer" })
-  .int("must be a positive integer")
-  .positive("must be a positive integer");
+const positiveInt = wholeNumber("must be a positive integer").pipe(z.number().int("must be a positive integer").positive("must be a positive integer"));
 
-const postgresUrl = z
-  .string()
-  .trim()
-  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// or postgresql:// URL");
-
-const redisUrl = z
-  .string()
-  .trim()
-  .refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
-
-/** Whatever the upstream client would fail on later (it keeps only the origin and the path), refused here by name. */
-function httpUrlProblem(value: string): string | undefined {
+/**
+ * `value` as a URL of one of `schemes` (written `scheme://`, with a port from 1 to 65535 if it names one), or
+ * what is wrong with it: what its client would fail on later, refused here by the variable's name.
+ */
+function parseUrl(value: string, schemes: readonly string[]): URL | string {
+  const written = schemes.map((scheme) => `${scheme}://`).join(" or ");
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (url === undefined || url.port === "0") return "must be a valid http:// or https:// URL (a host, and a port from 1 to 65535 if any)";
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http:// or https:// URL";
+  if (url === undefined || url.port === "0") return `must be a valid ${written} URL (a host, and a port from 1 to 65535 if any)`;
+  if (!schemes.includes(url.protocol.slice(0, -1)) || !url.href.startsWith(`${url.protocol}//`)) {
+    return `must be ${written.startsWith("http") ? "an" : "a"} ${written} URL`;
+  }
+  return url;
+}
+
+function urlRule(schemes: readonly string[], problemOf: (url: URL) => string | undefined = () => undefined) {
+  return z
+    .string()
+    .trim()
+    .check((context) => {
+      const url = parseUrl(context.value, schemes);
+      const problem = typeof url === "string" ? url : problemOf(url);
+      if (problem !== undefined) context.issues.push({ code: "custom", message: problem, input: context.value });
+    });
+}
+
+const postgresUrl = urlRule(["postgres", "postgresql"]);
+
+const redisUrl = urlRule(["redis", "rediss"]);
+
+/** Whatever the upstream client would fail on later (it keeps only the origin and the path). */
+function httpUrlProblem(url: URL): string | undefined {
   if (url.username !== "" || url.password !== "") return "must not carry a user name or password (the key goes in COLDSYNC_API_KEY)";
-  if (url.search !== "" || url.hash !== "") return "must not carry a query or a fragment";
+  // An empty query or fragment leaves search and hash empty, but its marker (? or #) stays in href.
+  if (url.search !== "" || url.hash !== "" || /[?#]/.test(url.href)) return "must not carry a query or a fragment (not even an empty ? or #)";
   return undefined;
 }
 
-const httpUrl = z
-  .string()
-  .trim()
-  .check((context) => {
-    const problem = httpUrlProblem(context.value);
-    if (problem !== undefined) context.issues.push({ code: "custom", message: problem, input: context.value });
-  })
-  .transform((value) => value.replace(/\/+$/, "").replace(/\/api\/v1$/, ""));
+const httpUrl = urlRule(["http", "https"], httpUrlProblem).transform((value) => value.replace(/\/+$/, "").replace(/\/api\/v1$/, ""));
 
 const sqlIdentifier = z
   .string()
@@ -79,7 +107,7 @@ export const configSchema = z.object({
   COLDSYNC_RATE_LIMIT: positiveInt.default(10),
   COLDSYNC_HTTP_CONCURRENCY: positiveInt.default(4),
   COLDSYNC_REQUEST_TIMEOUT: duration.prefault("30s"),
-  COLDSYNC_MAX_RETRIES: z.coerce.number({ error: "must be an integer from 0 to 20" }).int().min(0).max(20).default(6),
+  COLDSYNC_MAX_RETRIES: wholeNumber("must be an integer from 0 to 20").pipe(z.number().max(20, "must be an integer from 0 to 20")).default(6),
   COLDSYNC_CONCURRENCY: positiveInt.default(2),
   COLDSYNC_DISCOVER_EVERY: duration.prefault("5m"),
   COLDSYNC_ACTIVE_EVERY: duration.prefault("15m"),
@@ -88,7 +116,7 @@ export const configSchema = z.object({
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
   COLDSYNC_TERMINAL_REWALK_EVERY: durationOrOff.prefault("7d"),
   COLDSYNC_VERIFY_EVERY: durationOrOff.optional(),
-  COLDSYNC_HTTP_PORT: z.coerce.number({ error: "must be a port number" }).int().min(0).max(65535).default(9464),
+  COLDSYNC_HTTP_PORT: wholeNumber("must be a port number").pipe(z.number().max(65535, "must be a port number from 0 to 65535")).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
   COLDSYNC_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -135,8 +163,7 @@ const REQUIREMENT_VARIABLE: Record<Requirement, keyof RawConfig> = {
 
 /**
  * Empty strings count as unset, the way shells and compose files hand them
- * over, and so do blank ones: z.coerce.number reads " " as 0 (no retries, any
- * port), and every variable should treat a blank the same way.
+ * over, and so do blank ones: every variable treats a blank the same way.
  */
 function withoutBlank(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1].trim() !== ""));

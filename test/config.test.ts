@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, loadLogLevel } from "../src/config.ts";
 
+/** The problem lines loadConfig reports for `env`, or "accepted". */
+function problemsOf(env: Record<string, string>): string[] | "accepted" {
+  try {
+    loadConfig(env);
+    return "accepted";
+  } catch (error) {
+    return (error as ConfigError).problems;
+  }
+}
+
 describe("loadConfig", () => {
   it("fills every setting with its documented default", () => {
     const config = loadConfig({});
@@ -29,7 +39,41 @@ describe("loadConfig", () => {
     expect(problem("http://")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: /)]);
     expect(problem("https://user:secret@api.example.com")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a user name or password/)]);
     expect(problem("https://api.example.com/?key=k")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query/)]);
+    // An empty query or fragment is refused as a filled one is: its marker alone is no part of a base address.
+    expect(problem("http://api.example.com/api/v1/?")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query or a fragment/)]);
+    expect(problem("http://api.example.com/#")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query or a fragment/)]);
     expect(loadConfig({ COLDSYNC_API_URL: "https://api.example.com:8443/base/" }).api.url).toBe("https://api.example.com:8443/base");
+  });
+
+  it("refuses a DATABASE_URL or REDIS_URL its client could not parse, naming the variable and what it expects", () => {
+    const invalidPostgres = /^DATABASE_URL: must be a valid postgres:\/\/ or postgresql:\/\/ URL \(a host, and a port from 1 to 65535 if any\)$/;
+    expect(problemsOf({ DATABASE_URL: "postgres://db.example:99999/warehouse" })).toEqual([expect.stringMatching(invalidPostgres)]);
+    expect(problemsOf({ DATABASE_URL: "postgres://[broken/warehouse" })).toEqual([expect.stringMatching(invalidPostgres)]);
+    expect(problemsOf({ DATABASE_URL: "postgres://db.example:0/warehouse" })).toEqual([expect.stringMatching(invalidPostgres)]);
+    expect(problemsOf({ DATABASE_URL: "mysql://db.example/warehouse" })).toEqual(["DATABASE_URL: must be a postgres:// or postgresql:// URL"]);
+    const invalidRedis = /^REDIS_URL: must be a valid redis:\/\/ or rediss:\/\/ URL /;
+    expect(problemsOf({ REDIS_URL: "redis://127.0.0.1:notaport" })).toEqual([expect.stringMatching(invalidRedis)]);
+    expect(problemsOf({ REDIS_URL: "redis://127.0.0.1:99999" })).toEqual([expect.stringMatching(invalidRedis)]);
+    expect(problemsOf({ REDIS_URL: "http://127.0.0.1:6379" })).toEqual(["REDIS_URL: must be a redis:// or rediss:// URL"]);
+    // What the clients read: credentials, a query, a socket's empty host.
+    const config = loadConfig({ DATABASE_URL: "postgresql://u:p@ss@db.example:5432/warehouse?sslmode=require", REDIS_URL: "rediss://:pw@cache:6380/2" });
+    expect(config.warehouse.databaseUrl).toBe("postgresql://u:p@ss@db.example:5432/warehouse?sslmode=require");
+    expect(config.redis.url).toBe("rediss://:pw@cache:6380/2");
+    expect(loadConfig({ DATABASE_URL: "postgres:///warehouse?host=/var/run/postgresql" }).warehouse.databaseUrl).toBe("postgres:///warehouse?host=/var/run/postgresql");
+  });
+
+  it("reads numbers as plain decimal digits only, within each setting's range", () => {
+    expect(problemsOf({ COLDSYNC_HTTP_PORT: "0x10" })).toEqual(["COLDSYNC_HTTP_PORT: must be a port number"]);
+    expect(problemsOf({ COLDSYNC_HTTP_PORT: "-1" })).toEqual(["COLDSYNC_HTTP_PORT: must be a port number"]);
+    expect(problemsOf({ COLDSYNC_HTTP_PORT: "65536" })).toEqual(["COLDSYNC_HTTP_PORT: must be a port number from 0 to 65535"]);
+    for (const text of ["0x10", "1e3", "2.5", "0", "Infinity"]) {
+      expect(problemsOf({ COLDSYNC_RATE_LIMIT: text })).toEqual(["COLDSYNC_RATE_LIMIT: must be a positive integer"]);
+    }
+    expect(problemsOf({ COLDSYNC_MAX_RETRIES: "1e1" })).toEqual(["COLDSYNC_MAX_RETRIES: must be an integer from 0 to 20"]);
+    expect(problemsOf({ COLDSYNC_MAX_RETRIES: "21" })).toEqual(["COLDSYNC_MAX_RETRIES: must be an integer from 0 to 20"]);
+    expect(problemsOf({ COLDSYNC_CONCURRENCY: "0b11" })).toEqual(["COLDSYNC_CONCURRENCY: must be a positive integer"]);
+    const config = loadConfig({ COLDSYNC_HTTP_PORT: "0", COLDSYNC_MAX_RETRIES: "0", COLDSYNC_RATE_LIMIT: " 25 ", COLDSYNC_HTTP_CONCURRENCY: "08" });
+    expect([config.http.port, config.api.maxRetries, config.api.rateLimit, config.api.concurrency]).toEqual([0, 0, 25, 8]);
   });
 
   it("reports one line per problem and names each variable", () => {
@@ -84,6 +128,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ COLDSYNC_VERIFY_EVERY: "6h" }).worker.verifyEveryMs).toBe(6 * 3_600_000);
     expect(loadConfig({}).worker.verifyEveryMs).toBeUndefined();
     expect(() => loadConfig({ COLDSYNC_DISCOVER_EVERY: "off" })).toThrow(/COLDSYNC_DISCOVER_EVERY/);
+  });
+
+  it("says what a valid value is for a rhythm that can be switched off, as for any other duration", () => {
+    for (const name of ["COLDSYNC_EVENTS_EVERY", "COLDSYNC_TERMINAL_REWALK_EVERY", "COLDSYNC_VERIFY_EVERY"]) {
+      expect(problemsOf({ [name]: "5x" })).toEqual([`${name}: must be a duration such as 30s, 5m, 1h or a number of milliseconds, or off`]);
+      expect(problemsOf({ [name]: "0" })).toEqual([`${name}: must be longer than zero`]);
+      expect(problemsOf({ [name]: "25d" })).toEqual([`${name}: must be at most 24d (a longer timer would fire at once)`]);
+    }
+    expect(loadConfig({ COLDSYNC_TERMINAL_REWALK_EVERY: " off " }).worker.terminalRewalkEveryMs).toBeUndefined();
   });
 
   it("treats empty and blank variables as unset", () => {

@@ -60,6 +60,16 @@ describe("coldsync commands", () => {
     ]);
   });
 
+  it("stops on a DATABASE_URL or REDIS_URL that cannot be parsed, naming the variable, before connecting or serving", async () => {
+    const status = await coldsync(["status"], { DATABASE_URL: "postgres://postgres@127.0.0.1:99999/postgres" }, 20_000);
+    expect(status.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: DATABASE_URL: must be a valid postgres:\/\//)]);
+    expect(status.code).toBe(2);
+    const worker = await coldsync(["worker"], { ...env, REDIS_URL: "redis://127.0.0.1:notaport" }, 20_000);
+    expect(worker.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^coldsync: REDIS_URL: must be a valid redis:\/\//)]);
+    expect(worker.stdout).toBe("");
+    expect(worker.code).toBe(2);
+  });
+
   it("stops `emulator` on an invalid COLDSYNC_LOG_LEVEL too, instead of serving at the info level", async () => {
     const outcome = await coldsync(["emulator", "--port", "0"], { COLDSYNC_LOG_LEVEL: "loud" }, 10_000);
     expect(outcome.stdout).not.toMatch(/listening/);
