@@ -10,11 +10,11 @@ import { ConfigError, type Config } from "../config.ts";
 
 /**
  * A flag's rule: not blank, then `rule`. A blank variable counts as unset
- * (loadConfig), but a flag given blank was typed that way, and would
- * otherwise pass for 0 (z.coerce.number reads " " as 0).
+ * (loadConfig), but a flag given blank was typed that way: it is named blank,
+ * not read by the setting's rule.
  */
 export function flag<Output>(rule: z.ZodType<Output>): z.ZodType<Output, string> {
-  // A rule that reads any input (z.coerce) reads a string too; pipe's types ask for a rule declared on strings.
+  // A setting's rule reads the variable's text; pipe's types ask for a rule declared on strings.
   return z.string().trim().min(1, "must not be blank").pipe(rule as z.ZodType<Output, string>);
 }
 
