@@ -128,6 +128,28 @@ describe("a dependency that goes away while the worker runs", () => {
     expect(worker.lines.filter((line) => line.level === 50)).toEqual([]);
   });
 
+  it("Redis: /metrics still answers within a scrape's timeout (10 s), without the queue depths it cannot read", async () => {
+    const gate = await TcpGate.reserve(testRedis.url);
+    cleanups.push(() => gate.close());
+    await gate.open();
+    const worker = await startBehind(gate, "redis");
+    await worker.started;
+    const scrape = async () => {
+      const response = await fetch(`${worker.url}/metrics`, { signal: AbortSignal.timeout(10_000) });
+      return { status: response.status, text: await response.text() };
+    };
+    expect((await scrape()).text).toContain("coldsync_queue_jobs{");
+
+    await gate.close();
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const during = await scrape();
+      expect(during.status).toBe(200);
+      expect(during.text).toContain("coldsync_upstream_requests_total");
+      expect(during.text).not.toContain("coldsync_queue_jobs{");
+    }
+    await gate.open();
+  });
+
   it("Redis, back without its keys: the job schedulers are there again", async () => {
     const gate = await TcpGate.reserve(testRedis.url);
     cleanups.push(() => gate.close());
