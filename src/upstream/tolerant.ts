@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { looksLikeInstant, parseInstant } from "./instant.ts";
+import { storable } from "./storable-text.ts";
 
 /**
  * Tolerant reading: a record that deviates from its schema in one field keeps
@@ -207,7 +208,7 @@ export function recordList(raw: unknown): { items: unknown[]; deviation?: string
   if (Array.isArray(raw)) return { items: raw };
   if (typeof raw === "string") {
     const items = jsonList(raw);
-    return items === undefined ? undefined : { items, deviation: "a list sent as JSON text; read as the list it holds" };
+    return items === undefined ? undefined : { items, deviation: LIST_AS_TEXT };
   }
   if (!isPlainObject(raw)) return undefined;
   const keys = Object.keys(raw);
@@ -217,6 +218,8 @@ export function recordList(raw: unknown): { items: unknown[]; deviation?: string
   }
   return { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
 }
+
+const LIST_AS_TEXT = "a list sent as JSON text; read as the list it holds";
 
 function jsonList(text: string): unknown[] | undefined {
   if (!text.trimStart().startsWith("[")) return undefined;
@@ -232,7 +235,9 @@ function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: Field
   const received: ReturnType<typeof recordList> = holdsObjects(schema) ? recordList(raw) : Array.isArray(raw) ? { items: raw } : undefined;
   if (received === undefined) return unreadable(path, raw, "an array", issues);
   if (received.deviation !== undefined) issues.push({ path, reason: received.deviation, raw });
-  const list = received.items;
+  // Decoded here, the text's escapes can make characters PostgreSQL cannot store, which the answer's careful read
+  // (parsing.ts) saw only as escapes: they are replaced as that read replaces them.
+  const list = received.deviation === LIST_AS_TEXT ? (storable(received.items, issues, path) as unknown[]) : received.items;
   const items = list.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
   const maxItems = schema.def.checks?.find((check) => check._zod.def.check === "max_length")?._zod.def as { maximum?: number } | undefined;
   if (maxItems?.maximum !== undefined && items.length > maxItems.maximum) {

@@ -44,6 +44,23 @@ describe("lists and objects in other shapes", () => {
     expect(issues._field_issues).toMatchObject({ leads: { schedules: { reason: "a list sent as JSON text; read as the list it holds" } } });
   });
 
+  it("a lead's schedules sent as JSON text whose escapes make a NUL land, the NUL replaced as any answer's is", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const lead = first as unknown as Json;
+    const [schedule] = lead.schedules as Json[];
+    const emailData = (schedule as Json).email_data as Json;
+    lead.schedules = JSON.stringify([{ ...schedule, email_data: { ...emailData, subject: "Step\u00001" } }]);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    expect(summary.outcome).toBe("succeeded");
+    expect(await db.selectFrom("schedules").select("id").execute()).toHaveLength(1);
+    const [row] = await db.selectFrom("schedules").select("_field_issues").execute();
+    expect(JSON.stringify(row?._field_issues)).toContain("email_data.subject");
+  });
+
   it("a lead's contact sent as a one-item list is placed (as a single object sent for a list is)", async () => {
     const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
     const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
