@@ -203,12 +203,15 @@ function holdsObjects(schema: z.ZodArray): boolean {
  * (`{"0": …, "1": …}`, as some serializers write a list); the JSON text of a list; or a single record where a
  * list is documented, which is that list of one. Undefined for anything else. Read as null, the records and
  * all below them would be lost without a trace; each item's own issues sit at `<path>.<index>.…`.
+ * Decoded from JSON text, the items are made storable (storable-text.ts), their replacements named in `issues`
+ * at `path`: the text's escapes can make characters PostgreSQL cannot store, which the answer's careful read
+ * (parsing.ts) saw only as escapes.
  */
-export function recordList(raw: unknown): { items: unknown[]; deviation?: string } | undefined {
+export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): { items: unknown[]; deviation?: string } | undefined {
   if (Array.isArray(raw)) return { items: raw };
   if (typeof raw === "string") {
     const items = jsonList(raw);
-    return items === undefined ? undefined : { items, deviation: LIST_AS_TEXT };
+    return items === undefined ? undefined : { items: storable(items, issues, path) as unknown[], deviation: "a list sent as JSON text; read as the list it holds" };
   }
   if (!isPlainObject(raw)) return undefined;
   const keys = Object.keys(raw);
@@ -218,8 +221,6 @@ export function recordList(raw: unknown): { items: unknown[]; deviation?: string
   }
   return { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
 }
-
-const LIST_AS_TEXT = "a list sent as JSON text; read as the list it holds";
 
 function jsonList(text: string): unknown[] | undefined {
   if (!text.trimStart().startsWith("[")) return undefined;
@@ -232,12 +233,10 @@ function jsonList(text: string): unknown[] | undefined {
 }
 
 function readArray(schema: z.ZodArray, raw: unknown, path: string, issues: FieldIssue[]): unknown[] | null {
-  const received: ReturnType<typeof recordList> = holdsObjects(schema) ? recordList(raw) : Array.isArray(raw) ? { items: raw } : undefined;
+  const received: ReturnType<typeof recordList> = holdsObjects(schema) ? recordList(raw, issues, path) : Array.isArray(raw) ? { items: raw } : undefined;
   if (received === undefined) return unreadable(path, raw, "an array", issues);
   if (received.deviation !== undefined) issues.push({ path, reason: received.deviation, raw });
-  // Decoded here, the text's escapes can make characters PostgreSQL cannot store, which the answer's careful read
-  // (parsing.ts) saw only as escapes: they are replaced as that read replaces them.
-  const list = received.deviation === LIST_AS_TEXT ? (storable(received.items, issues, path) as unknown[]) : received.items;
+  const list = received.items;
   const items = list.map((item, index) => lenient(schema.element as z.ZodType, item, join(path, index), issues));
   const maxItems = schema.def.checks?.find((check) => check._zod.def.check === "max_length")?._zod.def as { maximum?: number } | undefined;
   if (maxItems?.maximum !== undefined && items.length > maxItems.maximum) {

@@ -61,6 +61,22 @@ describe("lists and objects in other shapes", () => {
     expect(JSON.stringify(row?._field_issues)).toContain("email_data.subject");
   });
 
+  it("sets aside, storable, an email_data that cannot be placed inside schedules sent as JSON text with a NUL", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const lead = first as unknown as Json;
+    const [schedule] = lead.schedules as Json[];
+    lead.schedules = JSON.stringify([{ ...schedule, email_data: { id: "none", subject: "Step\u00001" } }]);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    expect(summary.outcome).toBe("partial");
+    expect(await db.selectFrom("schedules").select("email_sequence_id").execute()).toEqual([{ email_sequence_id: null }]);
+    const rejected = await db.selectFrom("rejected_records").select("payload").execute();
+    expect(rejected).toEqual([{ payload: { id: "none", subject: "Step\uFFFD1" } }]);
+  });
+
   it("a lead's contact sent as a one-item list is placed (as a single object sent for a list is)", async () => {
     const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
     const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];

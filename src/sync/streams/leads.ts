@@ -109,8 +109,9 @@ function scheduleRows(item: Schedule, position: number, leadUid: string, campaig
   const scheduleId = item.id as number;
   const emailData = item.email_data;
   const sequenceId = emailData !== null && isUsableKey(emailData.id) ? (emailData.id as number) : null;
-  const rawEmailData = rawAt(raw, "schedules", position, "email_data");
-  if (sequenceId === null && rawEmailData !== null) {
+  // Read from the record as it arrived only when needed: every schedule of every page passes here.
+  const rawEmailData = sequenceId === null ? rawAt(raw, "schedules", position, "email_data") : null;
+  if (rawEmailData !== null) {
     // As the contact: the sequence a schedule sends may be known nowhere else, so one whose id cannot be read is kept.
     const field = emailData === null ? `${at}.email_data` : `${at}.email_data.id`;
     context.reject({ reason: reasonAt(issues, field), payload: rawEmailData, recordKey: null, skipped: 0 });
