@@ -94,18 +94,11 @@ export async function saveCheckpoint(
     state: JSON.stringify(checkpoint.state),
     updated_at: new Date(),
   };
-  if (key.campaignUid === "") {
-    await trx
-      .insertInto("sync_checkpoints")
-      .values({ account: key.account, campaign_uid: key.campaignUid, stream: key.stream, ...values })
-      .onConflict((conflict) => conflict.columns(["account", "campaign_uid", "stream"]).doUpdateSet(values))
-      .execute();
-    return;
-  }
   // A deleted campaign's checkpoints are forgotten with it (CAMPAIGN_CHILDREN.checkpointsUnder): a page or a walk's
   // completion that lands after the deletion must not save one again, or a campaign that comes back would resume
   // it (a terminal campaign's final walks would keep its leads from being walked). The row is taken FOR SHARE, so
-  // a deletion under way is waited for and seen, and one that starts later deletes what this saves.
+  // a deletion under way is waited for and seen, and one that starts later deletes what this saves. An account's
+  // checkpoint (campaign_uid "") names no campaign row, so nothing holds it back.
   await sql`
     WITH held AS (SELECT _deleted_at FROM campaigns WHERE uid = ${key.campaignUid} FOR SHARE)
     INSERT INTO sync_checkpoints
