@@ -6,6 +6,7 @@ import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
 import type { RequestLimiter } from "./limiter.ts";
 import { withRetries, type RetryPolicy } from "./retry.ts";
+import { parseJson } from "./exact-json.ts";
 import { needsCarefulRead } from "./parsing.ts";
 import { storableString } from "./storable-text.ts";
 import { clip } from "../clip.ts";
@@ -175,8 +176,8 @@ export class HttpTransport {
       durationMs: performance.now() - started,
       attempt,
     });
-    const body = this.#interpret(request, response);
-    return { body, sentAt, bytes: response.text.length, careful: needsCarefulRead(response.text) };
+    const { value, exact } = this.#interpret(request, response);
+    return { body: value, sentAt, bytes: response.text.length, careful: exact || needsCarefulRead(response.text) };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
@@ -205,12 +206,12 @@ export class HttpTransport {
     return `${this.#pathPrefix}${request.endpoint}${search === "" ? "" : `?${search}`}`;
   }
 
-  #interpret(request: HttpRequest, response: RawResponse): unknown {
+  #interpret(request: HttpRequest, response: RawResponse): { value: unknown; exact: boolean } {
     const idempotent = request.idempotent ?? true;
     if (response.status >= 200 && response.status < 300) {
       const parseStart = stageStart();
       try {
-        return JSON.parse(response.text) as unknown;
+        return parseJson(response.text);
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.
         throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text, this.#scrub)}`, {

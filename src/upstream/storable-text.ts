@@ -1,3 +1,4 @@
+import { UnroundedNumber } from "./exact-json.ts";
 import type { FieldIssue } from "./tolerant.ts";
 
 /**
@@ -12,10 +13,16 @@ import type { FieldIssue } from "./tolerant.ts";
  * one is named, its raw value with the characters written out as `\uXXXX`.
  * A key field that held one cannot place its record (parsing.ts): the key
  * stored would not be the upstream's.
+ *
+ * A number a double cannot hold as sent (exact-json.ts) becomes the text it
+ * was sent as, named the same way: jsonb keeps it exactly, and a reader sees
+ * the digits the upstream sent (a string field's uid as its text), never the
+ * nearest double.
  */
 
 const REASON = "holds characters PostgreSQL cannot store (NUL, lone surrogates); read with U+FFFD in their place, written as \\uXXXX in raw";
 const NAME_REASON = `its name ${REASON}`;
+const UNROUNDED_REASON = "a number with more digits (or a larger exponent) than a double holds exactly; read as the text it was sent as";
 
 /** A cheap first look: NUL or any surrogate (pairs are fine, but rare enough to look at twice). */
 // eslint-disable-next-line no-control-regex -- NUL is what this looks for
@@ -76,6 +83,10 @@ export function storable(raw: unknown, issues: FieldIssue[], path = ""): unknown
     if (!hasUnstorable(raw)) return raw;
     issues.push({ path, reason: REASON, raw: writtenOut(raw) });
     return replaced(raw);
+  }
+  if (raw instanceof UnroundedNumber) {
+    issues.push({ path, reason: UNROUNDED_REASON, raw: raw.text });
+    return raw.text;
   }
   if (Array.isArray(raw)) {
     let copy: unknown[] | undefined;

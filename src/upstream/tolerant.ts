@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { looksLikeInstant, parseInstant } from "./instant.ts";
+import { parseJson } from "./exact-json.ts";
 import { storable } from "./storable-text.ts";
 
 /**
@@ -225,8 +226,8 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
 function jsonList(text: string): unknown[] | undefined {
   if (!text.trimStart().startsWith("[")) return undefined;
   try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed : undefined;
+    const { value } = parseJson(text);
+    return Array.isArray(value) ? value : undefined;
   } catch {
     return undefined;
   }

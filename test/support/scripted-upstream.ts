@@ -37,6 +37,8 @@ export interface ScriptedUpstream {
   /** Every request, as "path?query". */
   requests: string[];
   hook: ScriptedHook | undefined;
+  /** Rewrites the JSON text of every answer: what JSON.stringify cannot write (a number past what a double holds). */
+  rewriteText: ((text: string) => string) | undefined;
   close(): Promise<void>;
 }
 
@@ -225,7 +227,7 @@ function answer(state: ScriptedState, path: string, query: URLSearchParams): { s
 export async function startScriptedUpstream(state: ScriptedState = emptyState()): Promise<ScriptedUpstream> {
   const counts = new Map<string, number>();
   const requests: string[] = [];
-  const upstream: Omit<ScriptedUpstream, "url" | "close"> = { state, requests, hook: undefined };
+  const upstream: Omit<ScriptedUpstream, "url" | "close"> = { state, requests, hook: undefined, rewriteText: undefined };
   const server: LocalServer = await startLocalServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://scripted");
     const index = counts.get(url.pathname) ?? 0;
@@ -234,7 +236,7 @@ export async function startScriptedUpstream(state: ScriptedState = emptyState())
     void (async () => {
       const scripted = await upstream.hook?.({ path: url.pathname, query: url.searchParams, index });
       const { status, body } = scripted ?? answer(state, url.pathname, url.searchParams);
-      sendJson(response, status, body);
+      sendJson(response, status, body, upstream.rewriteText);
     })();
   });
   return Object.assign(upstream, { url: server.url, close: server.close });

@@ -63,8 +63,8 @@ export function useLocalServers(): { serve: typeof startLocalServer; connect(opt
   };
 }
 
-export function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+export function sendJson(response: ServerResponse, status: number, body: unknown, rewriteText: (text: string) => string = (text) => text): void {
+  const text = rewriteText(JSON.stringify(body));
   response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   response.end(text);
 }

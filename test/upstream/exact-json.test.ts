@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { parseJson, UnroundedNumber } from "../../src/upstream/exact-json.ts";
+import { readRecord } from "../../src/upstream/parsing.ts";
+
+describe("parseJson", () => {
+  it("keeps as text each number a double would round, and reads every other number as JSON.parse does", () => {
+    const { value, exact } = parseJson('{"id": 12345678901234567890, "n": 7, "f": 1.50, "e": 1e400, "digits": 0.12345678901234567891, "s": "12345678901234567890"}');
+    expect(exact).toBe(true);
+    expect(value).toEqual({
+      id: new UnroundedNumber("12345678901234567890"),
+      n: 7,
+      f: 1.5,
+      e: new UnroundedNumber("1e400"),
+      digits: new UnroundedNumber("0.12345678901234567891"),
+      s: "12345678901234567890",
+    });
+  });
+
+  it("parses an answer without a long number with JSON.parse, and says so", () => {
+    expect(parseJson('{"id": 900719925474099, "at": "2026-01-01T00:00:00Z"}')).toEqual({ value: { id: 900719925474099, at: "2026-01-01T00:00:00Z" }, exact: false });
+  });
+
+  it("reads a field named twice as JSON.parse does (the last value), where the exact parser refuses it", () => {
+    expect(parseJson('{"a": 1, "a": 2, "id": 12345678901234567890}').value).toEqual(JSON.parse('{"a": 2, "id": 12345678901234567890}'));
+  });
+
+  it("throws on text that is not JSON, long number or not", () => {
+    expect(() => parseJson('{"id": 12345678901234567890')).toThrow(SyntaxError);
+    expect(() => parseJson("<html>")).toThrow(SyntaxError);
+  });
+
+  it("keeps a field named __proto__ an own field", () => {
+    const { value } = parseJson('{"__proto__": {"polluted": 12345678901234567890}}');
+    expect(Object.hasOwn(value as object, "__proto__")).toBe(true);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+});
+
+describe("a record read from an exact parse", () => {
+  it("reads a JSON number with a fraction past a double's digits as a fraction, not as the integer JSON.parse rounds it to", () => {
+    const sequence = { subject: "s", body: "b", order: 1, next_message_days: 2, score: 80, verdict: "v", suggestions: [], label: "passed", blocked_reason: "", is_flagged_for_approval: false, block_approval: false, email_content_type: "text/html" };
+    const text = JSON.stringify({ ...sequence, id: "ID" }).replace('"ID"', "1001.00000000000000001");
+    expect(JSON.parse(text)).toMatchObject({ id: 1001 });
+    const outcome = readRecord("email_sequences", parseJson(text).value);
+    expect("rejected" in outcome && outcome.rejected.reason).toBe("id: expected an integer, got a fraction; not stored (a key field, so the record cannot be placed)");
+  });
+});
