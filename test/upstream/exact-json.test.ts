@@ -20,8 +20,22 @@ describe("parseJson", () => {
     expect(parseJson('{"id": 900719925474099, "at": "2026-01-01T00:00:00Z"}')).toEqual({ value: { id: 900719925474099, at: "2026-01-01T00:00:00Z" }, exact: false });
   });
 
-  it("reads a field named twice as JSON.parse does (the last value), where the exact parser refuses it", () => {
-    expect(parseJson('{"a": 1, "a": 2, "id": 12345678901234567890}').value).toEqual(JSON.parse('{"a": 2, "id": 12345678901234567890}'));
+  it("reads a field named twice as JSON.parse does (the last value), keeping the answer's long numbers", () => {
+    expect(parseJson('{"a": 1, "a": 2, "id": 12345678901234567890}')).toEqual({ value: { a: 2, id: new UnroundedNumber("12345678901234567890") }, exact: true });
+  });
+
+  it("sees a long number after a colon with space before it (`\"id\" : 1`, as Jackson pretty-prints) and one only inside a list", () => {
+    expect(parseJson('{"id" : 12345678901234567890}').value).toEqual({ id: new UnroundedNumber("12345678901234567890") });
+    expect(parseJson('{"ids": [7, 12345678901234567890]}').value).toEqual({ ids: [7, new UnroundedNumber("12345678901234567890")] });
+  });
+
+  it("reads a number a double holds exactly as JSON.parse does, whatever else the answer holds (its row must not change with a neighbour)", () => {
+    const neighbour = ', "ref": 12345678901234567890';
+    for (const number of ["1e20", "100000000000000000000", "9007199254740994", "0.30000000000000004", "1.50", "-0", "2.5E+300", "5e-324"]) {
+      const alone = JSON.parse(`{"n": ${number}}`) as { n: number };
+      const { value, exact } = parseJson(`{"n": ${number}${neighbour}}`);
+      expect({ number, exact, n: (value as { n: unknown }).n }).toEqual({ number, exact: true, n: alone.n });
+    }
   });
 
   it("throws on text that is not JSON, long number or not", () => {
