@@ -95,10 +95,12 @@ const sqlIdentifier = z
   .trim()
   .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)");
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
 export const configSchema = z.object({
   COLDSYNC_API_URL: httpUrl.default("http://127.0.0.1:4010"),
   COLDSYNC_API_KEY: z.string().trim().min(1, "must not be empty").optional(),
-  COLDSYNC_ACCOUNT: z.string().trim().min(1, "must not be empty").max(255).default("default"),
+  COLDSYNC_ACCOUNT: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters").default("default"),
   DATABASE_URL: postgresUrl.optional(),
   COLDSYNC_DATA_DIR: z.string().trim().min(1).default(".coldsync"),
   COLDSYNC_SCHEMA: sqlIdentifier.default("coldsync"),
@@ -119,7 +121,7 @@ export const configSchema = z.object({
   COLDSYNC_HTTP_PORT: wholeNumber("must be a port number").pipe(z.number().max(65535, "must be a port number from 0 to 65535")).default(9464),
   COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
-  COLDSYNC_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  COLDSYNC_LOG_LEVEL: z.string().trim().pipe(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(", ")}`)).default("info"),
 });
 
 type RawConfig = z.infer<typeof configSchema>;

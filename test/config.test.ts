@@ -154,5 +154,9 @@ describe("loadLogLevel", () => {
     expect(loadLogLevel({})).toBe("info");
     expect(loadLogLevel({ COLDSYNC_LOG_LEVEL: "warn", COLDSYNC_API_URL: "ftp://x" })).toBe("warn");
     expect(() => loadLogLevel({ COLDSYNC_LOG_LEVEL: "loud" })).toThrow(/COLDSYNC_LOG_LEVEL: /);
+    // Spaces around a value are read away as every other variable's are; a wrong one is named in the project's words.
+    expect(loadLogLevel({ COLDSYNC_LOG_LEVEL: " debug " })).toBe("debug");
+    expect(() => loadLogLevel({ COLDSYNC_LOG_LEVEL: "loud" })).toThrow("COLDSYNC_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent");
+    expect(() => loadConfig({ COLDSYNC_ACCOUNT: "a".repeat(256) })).toThrow("COLDSYNC_ACCOUNT: must be at most 255 characters");
   });
 });

@@ -1,8 +1,12 @@
 import type { Command } from "commander";
-import { ConfigError, loadLogLevel } from "../config.ts";
+import { ConfigError, configSchema, loadLogLevel } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
 import { API_PREFIX } from "../upstream/endpoints.ts";
+import { flag } from "./flags.ts";
+
+/** `--port` is read by the rule every command's port is (worker, demo), so its problems read alike. */
+const portFlag = flag(configSchema.shape.COLDSYNC_HTTP_PORT.unwrap());
 
 /** `coldsync emulator`: serves the upstream API locally from a seed until interrupted (contract C). */
 
@@ -45,9 +49,10 @@ function integer(text: string): number | string {
 }
 
 function optionsFrom(flags: Flags): EmulatorOptions {
+  const port = portFlag.safeParse(flags.port);
   const parsed = emulatorOptions.safeParse(
     {
-      port: integer(flags.port),
+      port: port.success ? port.data : 0,
       host: flags.host,
       seed: integer(flags.seed),
       apiKeys: flags.apiKeys.split(",").map((key) => key.trim()),
@@ -64,13 +69,14 @@ function optionsFrom(flags: Flags): EmulatorOptions {
     },
     { error: readable },
   );
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
+  const portProblems = port.success ? [] : port.error.issues.map((issue) => `--port: ${issue.message}`);
+  if (parsed.success && portProblems.length === 0) return parsed.data;
+  const optionProblems = (parsed.error?.issues ?? []).map((issue) => {
     const [field, index] = issue.path;
     const flag = FLAG_OF[String(field)] ?? String(field);
     return `${flag}${index === undefined ? "" : ` (item ${Number(index) + 1})`}: ${issue.message}`;
   });
-  throw new ConfigError(problems);
+  throw new ConfigError([...portProblems, ...optionProblems]);
 }
 
 function waitForSignal(): Promise<NodeJS.Signals> {

@@ -18,6 +18,9 @@ export function flag<Output>(rule: z.ZodType<Output>): z.ZodType<Output, string>
   return z.string().trim().min(1, "must not be blank").pipe(rule as z.ZodType<Output, string>);
 }
 
+/** `--campaign <uid>` of sync and verify: a blank one would otherwise read as no flag, and run on the whole account. */
+export const campaignFlag = flag(z.string()).optional();
+
 /** What commander hands over for each flag, before it is read. */
 type GivenFlags<Schema extends z.ZodObject> = Record<keyof z.input<Schema>, string | boolean | undefined>;
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { VerifyOptions } from "../sync/verify.ts";
-import { readFlagsAndConfig } from "./flags.ts";
+import { campaignFlag, readFlagsAndConfig } from "./flags.ts";
 
 interface VerifyFlags {
   campaign?: string;
@@ -13,6 +13,7 @@ interface VerifyFlags {
 
 /** `--deep` alone (commander gives true) or `--deep=mismatched`: the campaigns whose counts disagree; `--deep=all`: every campaign. */
 const verifyFlags = z.object({
+  "--campaign": campaignFlag,
   "--deep": z
     .union([z.literal(true).transform(() => "mismatched" as const), z.literal("mismatched"), z.literal("all")], {
       error: "must be given alone (campaigns whose counts disagree) or as --deep=all",
@@ -32,11 +33,12 @@ export function register(program: Command): void {
     )
     .option("--json", "print the result as JSON (identifiers in full)")
     .action(async (flags: VerifyFlags) => {
-      const { flags: read, config } = readFlagsAndConfig(verifyFlags, { "--deep": flags.deep }, () => loadConfig(process.env, ["apiKey"]));
+      const { flags: read, config } = readFlagsAndConfig(verifyFlags, { "--campaign": flags.campaign, "--deep": flags.deep }, () => loadConfig(process.env, ["apiKey"]));
       const deep = read["--deep"];
+      const campaignUid = read["--campaign"];
       // Loaded only when the command runs: `verify --help` needs neither the database driver nor the HTTP client.
       const { runVerify } = await import("./verify-report.ts");
-      const options: VerifyOptions = { ...(flags.campaign ? { campaignUid: flags.campaign } : {}), ...(deep ? { deep } : {}), ...(flags.values ? { values: true } : {}) };
+      const options: VerifyOptions = { ...(campaignUid === undefined ? {} : { campaignUid }), ...(deep ? { deep } : {}), ...(flags.values ? { values: true } : {}) };
       await runVerify(config, options, flags.json === true);
     });
 }

@@ -107,6 +107,18 @@ describe("coldsync commands", () => {
     const blankSeed = await coldsync(["demo", "--seed", " "], {}, 20_000);
     expect(blankSeed.stderr.trim().split("\n")).toEqual(["coldsync: --seed: must not be blank"]);
     expect(blankSeed.code).toBe(2);
+    // A blank campaign (a script's empty $UID) must not read as no flag: sync would walk the whole account.
+    for (const command of ["sync --once", "verify"]) {
+      const blankCampaign = await coldsync([...command.split(" "), "--campaign", " "], env, 20_000);
+      expect({ command, stderr: blankCampaign.stderr.trim().split("\n"), code: blankCampaign.code }).toEqual({ command, stderr: ["coldsync: --campaign: must not be blank"], code: 2 });
+    }
+    // The emulator's port is read by the rule every command's port is.
+    const ports = await Promise.all(["abc", "70000", ""].map((port) => coldsync(["emulator", "--port", port], {}, 10_000)));
+    expect(ports.map((outcome) => [outcome.code, outcome.stderr.trim()])).toEqual([
+      [2, "coldsync: --port: must be a port number"],
+      [2, "coldsync: --port: must be a port number from 0 to 65535"],
+      [2, "coldsync: --port: must not be blank"],
+    ]);
     const verify = await coldsync(["verify", "--deep=sometimes"], { ...env, COLDSYNC_API_KEY: "" }, 20_000);
     expect(verify.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^coldsync: --deep: /),
