@@ -25,6 +25,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   limiter?: RequestLimiter;
   hooks?: ClientHooks;
+  /** False for the commands that refuse an unmigrated warehouse instead of migrating it (WarehouseSettings.createSchema). */
+  createSchema?: boolean;
   /** Told when a warehouse connection breaks (the worker's PostgreSQL watch). */
   onConnectionError?: (error: Error) => void;
 }
@@ -36,7 +38,11 @@ export function loggerFor(config: Config, settings: Pick<LoggerSettings, "quiet"
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
   if (config.api.key === undefined) throw new Error("COLDSYNC_API_KEY is required");
-  const warehouse = await openWarehouse({ ...config.warehouse, ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}) });
+  const warehouse = await openWarehouse({
+    ...config.warehouse,
+    ...(options.createSchema === undefined ? {} : { createSchema: options.createSchema }),
+    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
+  });
   const client = new UpstreamClient({
     baseUrl: config.api.url,
     apiKey: config.api.key,

@@ -26,7 +26,7 @@ const when = (date: Date | null | undefined) => (date ? `${date.toISOString().sl
 
 /** `coldsync status`: per campaign, its counts, each stream's last complete scan and its lag; then freshness, field issues, rejected records and the last runs. */
 export async function printStatus(config: Config): Promise<void> {
-  const warehouse = await openWarehouse(config.warehouse);
+  const warehouse = await openWarehouse({ ...config.warehouse, createSchema: false });
   try {
     await requireMigrated(warehouse);
     const campaigns = await campaignStatus(warehouse.db, config.account);

@@ -34,7 +34,7 @@ function detailOf(line: VerifyLine): string {
 
 /** `coldsync verify`: reconciles, prints the checks as a table (or JSON), and sets the exit code: 1 unless every check is ok. */
 export async function runVerify(config: Config, options: VerifyOptions, json: boolean): Promise<void> {
-  const runtime = await openRuntime(config, { logger: commandLogger(config) });
+  const runtime = await openRuntime(config, { logger: commandLogger(config), createSchema: false });
   try {
     await requireMigrated(runtime.warehouse);
     const result = await verify(runtime.syncContext({ trigger: "cli" }), options);

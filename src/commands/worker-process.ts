@@ -106,6 +106,7 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
     const openWarehouse = () =>
       openRuntime(config, {
         logger,
+        createSchema: false,
         limiter,
         hooks: combineHooks(metrics.clientHooks, upstreamAnswers.hooks),
         onConnectionError: (error) => dependencies.postgres.failed(error),

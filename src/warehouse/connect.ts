@@ -27,6 +27,11 @@ export interface WarehouseSettings {
   databaseUrl: string | undefined;
   dataDir: string;
   schema: string;
+  /**
+   * Whether opening creates the schema when it is missing (default): the commands that migrate do; the ones that only
+   * read a migrated warehouse (status, verify, the worker) must not leave an empty schema behind a mistyped name.
+   */
+  createSchema?: boolean;
   /** Told when a connection to PostgreSQL breaks (a restart, a failover, a terminated backend). */
   onConnectionError?: (error: Error) => void;
 }
@@ -58,9 +63,10 @@ const pgliteParsers = {
 
 export async function openWarehouse(settings: WarehouseSettings): Promise<Warehouse> {
   if (!SCHEMA_NAME.test(settings.schema)) throw new Error(`warehouse schema "${settings.schema}" is not a lower-case SQL identifier`);
+  const create = settings.createSchema ?? true;
   return settings.databaseUrl === undefined
-    ? openPglite(join(settings.dataDir, "pglite"), settings.schema)
-    : openPostgres(settings.databaseUrl, settings.schema, settings.onConnectionError ?? (() => undefined));
+    ? openPglite(join(settings.dataDir, "pglite"), settings.schema, create)
+    : openPostgres(settings.databaseUrl, settings.schema, create, settings.onConnectionError ?? (() => undefined));
 }
 
 /**
@@ -77,7 +83,7 @@ export async function openWarehouse(settings: WarehouseSettings): Promise<Wareho
  */
 const SESSION_SETTINGS = "-c synchronous_commit=off -c jit=off";
 
-async function openPostgres(databaseUrl: string, schema: string, onConnectionError: (error: Error) => void): Promise<Warehouse> {
+async function openPostgres(databaseUrl: string, schema: string, create: boolean, onConnectionError: (error: Error) => void): Promise<Warehouse> {
   const pool = new pg.Pool({ connectionString: databaseUrl, options: `-c search_path=${schema} ${SESSION_SETTINGS}`, types: pgTypes });
   // A client that loses its server emits 'error': the pool listens on idle clients (and drops them, so
   // the next query reconnects), but nothing listens on a client while it is checked out, and an
@@ -90,7 +96,7 @@ async function openPostgres(databaseUrl: string, schema: string, onConnectionErr
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryTimings() });
   try {
-    await ensureSchema(db, schema);
+    if (create) await ensureSchema(db, schema);
   } catch (error) {
     await db.destroy();
     throw error;
@@ -98,13 +104,13 @@ async function openPostgres(databaseUrl: string, schema: string, onConnectionErr
   return { db, schema, kind: "postgres", locks: new AdvisoryLocks(databaseUrl, schema, onConnectionError), destroy: () => db.destroy() };
 }
 
-async function openPglite(directory: string, schema: string): Promise<Warehouse> {
+async function openPglite(directory: string, schema: string, create: boolean): Promise<Warehouse> {
   // Loaded only when the embedded warehouse is used: they are a third of a PostgreSQL user's start-up otherwise.
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([import("@electric-sql/pglite"), import("kysely-pglite-dialect")]);
   await mkdir(directory, { recursive: true });
   const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
   // PGlite is one session: setting search_path once covers every later query.
-  await pglite.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema};`);
+  await pglite.exec(`${create ? `CREATE SCHEMA IF NOT EXISTS ${schema}; ` : ""}SET search_path TO ${schema};`);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...queryTimings() });
   return { db, schema, kind: "pglite", locks: new InProcessLocks(), destroy: () => db.destroy() };
 }
@@ -126,13 +132,17 @@ export async function reachPostgres(databaseUrl: string, timeoutMs = 5_000): Pro
   }
 }
 
+export async function schemaExists(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${schema}) AS found`.execute(db);
+  return rows[0]?.found === true;
+}
+
 /** Two processes may create the schema at once; IF NOT EXISTS alone does not settle that race in PostgreSQL. */
 async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void> {
-  const exists = () => sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${schema}) AS found`.execute(db);
-  if ((await exists()).rows[0]?.found) return;
+  if (await schemaExists(db, schema)) return;
   try {
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
   } catch (error) {
-    if (!(await exists()).rows[0]?.found) throw error;
+    if (!(await schemaExists(db, schema))) throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { Migrator } from "kysely";
 import { migrations } from "../../migrations/index.ts";
-import type { Warehouse } from "./connect.ts";
+import { schemaExists, type Warehouse } from "./connect.ts";
 
 function migratorFor(warehouse: Warehouse): Migrator {
   return new Migrator({
@@ -40,6 +40,9 @@ async function pendingMigrations(warehouse: Warehouse): Promise<string[]> {
  * or column with a raw SQL error that does not say what to do.
  */
 export async function requireMigrated(warehouse: Warehouse): Promise<void> {
+  if (!(await schemaExists(warehouse.db, warehouse.schema))) {
+    throw new Error(`the warehouse schema "${warehouse.schema}" does not exist (COLDSYNC_SCHEMA); run \`coldsync migrate\` first`);
+  }
   const pending = await pendingMigrations(warehouse);
   if (pending.length > 0) {
     throw new Error(`the warehouse schema "${warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`);

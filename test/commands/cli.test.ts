@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
 import { useTestDatabase } from "../support/database.ts";
@@ -127,12 +128,23 @@ describe("coldsync commands", () => {
     expect(verify.code).toBe(2);
   });
 
-  it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated", async () => {
-    const unmigrated = { ...env, COLDSYNC_SCHEMA: "cli_unmigrated" };
-    for (const command of ["status", "verify"]) {
-      const outcome = await coldsync([command], unmigrated, 30_000);
-      expect(outcome.code).toBe(1);
-      expect(outcome.stderr.trim()).toMatch(/^coldsync: the warehouse schema "cli_unmigrated" is missing \d+ migration\(s\) \(.+\); run `coldsync migrate` first$/);
+  it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated, and creates nothing", async () => {
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      await client.query("CREATE SCHEMA cli_unmigrated");
+      for (const command of ["status", "verify"]) {
+        const outcome = await coldsync([command], { ...env, COLDSYNC_SCHEMA: "cli_unmigrated" }, 30_000);
+        expect(outcome.code).toBe(1);
+        expect(outcome.stderr.trim()).toMatch(/^coldsync: the warehouse schema "cli_unmigrated" is missing \d+ migration\(s\) \(.+\); run `coldsync migrate` first$/);
+        // A mistyped schema name must not leave an empty schema behind.
+        const mistyped = await coldsync([command], { ...env, COLDSYNC_SCHEMA: "cli_mistyped" }, 30_000);
+        expect([mistyped.code, mistyped.stderr.trim()]).toEqual([1, 'coldsync: the warehouse schema "cli_mistyped" does not exist (COLDSYNC_SCHEMA); run `coldsync migrate` first']);
+      }
+      expect((await client.query("SELECT count(*)::int AS schemas FROM pg_namespace WHERE nspname = 'cli_mistyped'")).rows[0]).toEqual({ schemas: 0 });
+      expect((await client.query("SELECT count(*)::int AS tables FROM pg_tables WHERE schemaname = 'cli_unmigrated'")).rows[0]).toEqual({ tables: 0 });
+    } finally {
+      await client.end();
     }
   });
 
