@@ -176,13 +176,14 @@ function lenient(schema: z.ZodType, raw: unknown, path: string, issues: FieldIss
   return unreadable(path, raw, "a value of the documented type", issues);
 }
 
+/** The converse of a single item sent for a list (readArray): `contact: [{id: 7, …}]` is that object. */
+export function objectAsRead(arrived: unknown): unknown {
+  return Array.isArray(arrived) && arrived.length === 1 && isPlainObject(arrived[0]) ? arrived[0] : arrived;
+}
+
 function readObject(schema: z.ZodObject, arrived: unknown, path: string, issues: FieldIssue[]): Record<string, unknown> | null {
-  let raw = arrived;
-  if (Array.isArray(raw) && raw.length === 1 && isPlainObject(raw[0])) {
-    // The converse of a single item sent for a list (readArray): `contact: [{id: 7, …}]` is that object.
-    issues.push({ path, reason: "a one-item list where an object is documented; read as its item", raw });
-    raw = raw[0];
-  }
+  const raw = objectAsRead(arrived);
+  if (raw !== arrived) issues.push({ path, reason: "a one-item list where an object is documented; read as its item", raw: arrived });
   if (!isPlainObject(raw)) return unreadable(path, raw, "an object", issues);
   // Fields the schema does not know are kept as they came (they end up in _extra).
   const value: Record<string, unknown> = { ...raw };

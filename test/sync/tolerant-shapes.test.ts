@@ -98,6 +98,69 @@ describe("lists and objects in other shapes", () => {
   });
 });
 
+describe("a part that cannot be placed, inside an object sent as a one-item list", () => {
+  // What cannot be placed is set aside with the value it arrived as; reading that value must unwrap each level as
+  // the tolerant reader did, or the part is dropped without a word and the run says succeeded.
+  async function syncedWith(shape: (lead: Json) => void) {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    shape(first as unknown as Json);
+    const summary = await runFullSync(h.context());
+    const db = h.warehouse.db;
+    const schedules = await db.selectFrom("schedules").select(["id", "email_sequence_id"]).execute();
+    const rejected = await db.selectFrom("rejected_records").select(["parent_key", "payload"]).execute();
+    return { outcome: summary.outcome, schedules, rejected };
+  }
+
+  it("sets aside a contact whose id cannot be read, in a lead sent as a one-item list", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [first, second] = (h.upstream.state.leads.get(CAMPAIGN) ?? []) as unknown as Json[];
+    (first?.contact as Json).id = "n/a";
+    h.upstream.state.leads.set(CAMPAIGN, [[first], second] as never);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const leads = await db.selectFrom("leads").select("uid").orderBy("uid").execute();
+    const rejected = await db.selectFrom("rejected_records").select(["parent_key", "payload"]).execute();
+    expect({ outcome: summary.outcome, leads: leads.length, rejected }).toEqual({
+      outcome: "partial",
+      leads: 2,
+      rejected: [{ parent_key: String(first?.uid), payload: expect.objectContaining({ id: "n/a" }) }],
+    });
+  });
+
+  it("sets aside an email_data whose id cannot be read, in a schedule sent as a one-item list", async () => {
+    let uid = "";
+    const synced = await syncedWith((lead) => {
+      uid = String(lead.uid);
+      const [schedule] = lead.schedules as Json[];
+      (schedule?.email_data as Json).id = "n/a";
+      lead.schedules = [[schedule]];
+    });
+    expect(synced).toEqual({
+      outcome: "partial",
+      schedules: [{ id: expect.any(Number), email_sequence_id: null }],
+      rejected: [{ parent_key: uid, payload: expect.objectContaining({ id: "n/a" }) }],
+    });
+  });
+
+  it("sets aside an email_data whose id cannot be read, in an email_data sent as a one-item list", async () => {
+    let uid = "";
+    const synced = await syncedWith((lead) => {
+      uid = String(lead.uid);
+      const [schedule] = lead.schedules as Json[];
+      (schedule as Json).email_data = [{ ...((schedule as Json).email_data as Json), id: "n/a" }];
+    });
+    // Set aside as it arrived: the list.
+    expect(synced).toEqual({
+      outcome: "partial",
+      schedules: [{ id: expect.any(Number), email_sequence_id: null }],
+      rejected: [{ parent_key: uid, payload: [expect.objectContaining({ id: "n/a" })] }],
+    });
+  });
+});
+
 describe("a lookup answered with another key", () => {
   it("sets a detail answered under another spelling of the asked uid aside, instead of writing a row no listing names", async () => {
     const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });

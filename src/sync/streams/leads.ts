@@ -1,7 +1,7 @@
 import type { ReadRecord, RecordOf, UpstreamClient } from "../../upstream/client.ts";
 import { isUsableKey, unplaceableKey } from "../../upstream/parsing.ts";
 import { contact, lead, nestedLinkClick, nestedReply, schedule, scheduleEmailData } from "../../upstream/resources.ts";
-import { issuesAt, recordList, type FieldIssue } from "../../upstream/tolerant.ts";
+import { issuesAt, objectAsRead, recordList, type FieldIssue } from "../../upstream/tolerant.ts";
 import { CONFIRMATIONS_PER_WALK } from "../confirm-missing.ts";
 import { compositeKey, instant, unknownFields, withoutUnreadable } from "../mapping.ts";
 import type { CascadeRule, LookupStream, PagedStream, RowBatch, RowContext, SoftDeleteRule } from "../stream.ts";
@@ -23,13 +23,14 @@ function reasonAt(issues: readonly FieldIssue[], path: string): string {
 }
 
 /**
- * The value at `path` in the record as it arrived. A number is a position in a list, read as the tolerant reader
- * read the list (recordList: one record sent where a list is documented is a list of one, an object keyed by
- * index or the JSON text of a list is that list).
+ * The value at `path` in the record as it arrived, each level read as the tolerant reader read it. A number is a
+ * position in a list (recordList: one record sent where a list is documented is a list of one, an object keyed by
+ * index or the JSON text of a list is that list); a name is a field of an object (objectAsRead: a one-item list
+ * sent where an object is documented is that object).
  */
 function rawAt(raw: unknown, ...path: (string | number)[]): unknown {
   let value = raw;
-  for (const step of path) value = typeof step === "number" ? recordList(value)?.items[step] : (value as Record<string, unknown> | null | undefined)?.[step];
+  for (const step of path) value = typeof step === "number" ? recordList(value)?.items[step] : (objectAsRead(value) as Record<string, unknown> | null | undefined)?.[step];
   return value ?? null;
 }
 
