@@ -20,11 +20,11 @@ export interface PageWrite<R> {
   scope: StreamScope;
   records: readonly ReadRecord<R>[];
   /**
-   * How many of `records`, the first ones, an earlier page of the same walk brought already (its anchor, and what
+   * Positions in `records` of the ones an earlier page of the same walk brought already (its anchor, and what
    * moved before the cursor): written again as this newer answer has them, but their parts that cannot be placed
    * and their field issues were counted and set aside with that page.
    */
-  alreadyRead?: number;
+  alreadyRead?: ReadonlySet<number>;
   /** Records of the page that could not be placed, and that no earlier page brought. */
   rejected: readonly RejectedRecord[];
   runId: number;
@@ -34,62 +34,52 @@ export interface PageWrite<R> {
 
 const DEADLOCK_RETRIES = 5;
 const RETRYABLE_SQLSTATES = new Set(["40P01", "40001"]);
+const NONE_READ: ReadonlySet<number> = new Set();
 
 interface MappedPage {
   batch: RowBatch;
-  /** The parts the records past `alreadyRead` could not place. */
+  /** The parts the records not `alreadyRead` could not place. */
   rejected: RejectedRecord[];
-  /** Per table: where the rows of the records past `alreadyRead` start. */
-  freshFrom: Partial<Record<SyncedTableName, number>>;
+  /** Deviating fields per `table.field` (array positions as `*`), counted over the rows of the records not `alreadyRead`. */
+  fieldIssues: Record<string, number>;
 }
 
 /**
- * The page's rows per table (upsert() keeps one per natural key, the last), and what the records past the first
- * `alreadyRead` could not place.
+ * The page's rows per table (upsert() keeps one per natural key, the last), and what the records not
+ * `alreadyRead` could not place or read as documented.
  */
-export function mapPage<R>(stream: StreamDefinition<R>, records: readonly ReadRecord<R>[], scope: StreamScope, observedAt: Date, alreadyRead = 0): MappedPage {
+export function mapPage<R>(stream: StreamDefinition<R>, records: readonly ReadRecord<R>[], scope: StreamScope, observedAt: Date, alreadyRead = NONE_READ): MappedPage {
   const mappingStart = stageStart();
   const batch: Record<string, unknown[]> = {};
   const rejected: RejectedRecord[] = [];
+  const fieldIssues: Record<string, number> = {};
   const source = sourceOf(stream);
-  const mapRecord = (record: ReadRecord<R>, reject: RowContext["reject"]) => {
+  records.forEach((record, index) => {
+    const before = alreadyRead.has(index);
+    const reject: RowContext["reject"] = before ? setAsideBefore : (part) => rejected.push({ ...part, stream: source, parentKey: stream.key(record.value) });
     for (const [table, rows] of Object.entries(stream.rows(record, { scope, observedAt, reject }))) {
-      if (rows && rows.length > 0) (batch[table] ??= []).push(...rows);
+      if (!rows || rows.length === 0) continue;
+      (batch[table] ??= []).push(...rows);
+      if (!before) countFieldIssues(table, rows, fieldIssues);
     }
-  };
-  const readBefore = Math.min(alreadyRead, records.length);
-  for (let index = 0; index < readBefore; index += 1) mapRecord(records[index] as ReadRecord<R>, setAsideBefore);
-  const freshFrom = rowCounts(batch);
-  for (let index = readBefore; index < records.length; index += 1) {
-    const record = records[index] as ReadRecord<R>;
-    mapRecord(record, (part) => rejected.push({ ...part, stream: source, parentKey: stream.key(record.value) }));
-  }
+  });
   addStage("mapping", mappingStart);
-  return { batch: batch as RowBatch, rejected, freshFrom };
+  return { batch: batch as RowBatch, rejected, fieldIssues };
 }
 
 /** The parts of a record an earlier page brought were set aside with that page. */
 function setAsideBefore(): void {}
 
-/** Rows per table so far. */
-function rowCounts(batch: Record<string, unknown[]>): Partial<Record<SyncedTableName, number>> {
-  return Object.fromEntries(Object.entries(batch).map(([table, rows]) => [table, rows.length]));
-}
-
-/** Deviating fields per `table.field`, counted over the rows from `freshFrom` on that carry any (array positions as `*`). */
-function countFieldIssues(batch: RowBatch, freshFrom: Partial<Record<SyncedTableName, number>>): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const [table, rows] of Object.entries(batch) as [SyncedTableName, { _field_issues?: unknown }[]][]) {
-    for (let index = freshFrom[table] ?? 0; index < rows.length; index += 1) {
-      const issues = rows[index]?._field_issues as Record<string, unknown> | null | undefined;
-      if (!issues) continue;
-      for (const path of Object.keys(issues)) {
-        const field = `${table}.${path.replace(/\.\d+(?=\.|$)/g, ".*")}`;
-        counts[field] = (counts[field] ?? 0) + 1;
-      }
+/** Adds the deviating fields of `rows` of `table` to `counts`, per `table.field` (array positions as `*`). */
+function countFieldIssues(table: string, rows: readonly { _field_issues?: unknown }[], counts: Record<string, number>): void {
+  for (const row of rows) {
+    const issues = row._field_issues as Record<string, unknown> | null | undefined;
+    if (!issues) continue;
+    for (const path of Object.keys(issues)) {
+      const field = `${table}.${path.replace(/\.\d+(?=\.|$)/g, ".*")}`;
+      counts[field] = (counts[field] ?? 0) + 1;
     }
   }
-  return counts;
 }
 
 /** Rows sorted by key, so concurrent transactions lock shared rows (contacts) in one order and cannot deadlock. */
@@ -144,9 +134,8 @@ export async function writeRows(
 
 export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoInTransaction: (trx: Transaction<Database>) => Promise<void>): Promise<WriteCounts> {
   const { stream, scope } = write;
-  const { batch, rejected: parts, freshFrom } = mapPage(stream, write.records, scope, write.observedAt, write.alreadyRead);
+  const { batch, rejected: parts, fieldIssues } = mapPage(stream, write.records, scope, write.observedAt, write.alreadyRead);
   const rejected = [...write.rejected.map((record) => ({ ...record, skipped: record.skipped ?? stream.childrenOf?.(record.payload) ?? 0 })), ...parts];
-  const fieldIssues = countFieldIssues(batch, freshFrom);
   const syncedAt = new Date();
   const { written, superseded } = await inTransaction(ctx.db, async (trx) => {
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);

@@ -87,6 +87,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         return page;
       },
       discard: (page) => budget.release(page),
+      read: { record: (key) => coverage.hasRead(key), rejected: (identity) => coverage.hasMetUnplaced(identity) },
       key: stream.key,
       start,
       pageSize: ctx.client.pageSize,
@@ -108,8 +109,8 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         const page = walked.page;
         const counts = await writePage(
           ctx,
-          // The whole page is written, its newest copy of what an earlier page brought too; what the run counts and sets aside lies past the anchor.
-          { stream, scope, records: page.records, alreadyRead: page.records.length - walked.fresh.length, rejected: walked.freshRejected, runId: options.runId, observedAt: page.observedAt },
+          // The whole page is written, its newest copy of what an earlier page brought too; what the run counts and sets aside is what this walk had not read.
+          { stream, scope, records: page.records, alreadyRead: walked.alreadyRead, rejected: walked.freshRejected, runId: options.runId, observedAt: page.observedAt },
           (trx) =>
             saveCheckpoint(
               trx,

@@ -93,6 +93,16 @@ export class WalkCoverage<R> {
     this.#gone.clear();
   }
 
+  /** Whether the read met the placed record with this key (walk.ts: records that arrive before a page's anchor). */
+  hasRead(key: string): boolean {
+    return this.#seen.has(key);
+  }
+
+  /** Whether the read met the record that could not be placed with this identity (rejectedIdentity). */
+  hasMetUnplaced(identity: string): boolean {
+    return this.#unplaced.has(identity);
+  }
+
   /** Distinct records met, placed or not. */
   get distinct(): number {
     let unplaced = 0;

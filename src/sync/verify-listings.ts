@@ -53,6 +53,8 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
   const pages = walk({
     fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
     key: stream.key,
+    // Compared values: also those of records that arrived before a page's anchor, which no earlier page brought.
+    read: { record: (key) => keys.has(key), rejected: () => true },
     start: { offset: 0, tail: [] },
     pageSize: ctx.client.pageSize,
     signal: ctx.signal,

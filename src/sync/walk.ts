@@ -56,9 +56,11 @@ export interface WalkPage<R> {
   nextOffset: number;
   /** The tail to store with the checkpoint of this page. */
   tail: string[];
-  /** Records in this page past the anchor: the ones this walk had not read yet. */
+  /** The page's records this walk had not read yet: past the anchor, and any before it that arrived there since the last page. */
   fresh: ReadRecord<R>[];
-  /** The page's records that could not be placed past the anchor: an anchor, or what lies before it, was met on an earlier page. */
+  /** Positions in `page.records` of the ones an earlier page of this walk brought: the anchor, and what moved before the cursor. */
+  alreadyRead: ReadonlySet<number>;
+  /** The page's records that could not be placed, but for the ones an earlier page of this walk brought. */
   freshRejected: RejectedRecord[];
   /** How many times the walk has started over so far; keys gathered before a restart no longer describe the listing. */
   restarts: number;
@@ -89,6 +91,12 @@ export interface WalkOptions<R> {
   signal?: AbortSignal;
   /** Told of each page the walk drops without handing it out (asked again, or not where it should be). */
   discard?(page: Page<R>): void;
+  /**
+   * What this walk has read since it last started: placed records by key, records that could not be placed by
+   * their identity. Records before a page's anchor that it has not read arrived there between two requests, and
+   * are fresh. Without it, only the tail is known read, and everything before the anchor counts as read.
+   */
+  read?: { record(key: string): boolean; rejected(identity: string): boolean };
 }
 
 export class UnstableListingError extends Error {
@@ -160,7 +168,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       continue;
     }
     const keys = listedKeys(page, options.key);
-    let fresh = { records: page.records, rejected: page.rejected };
+    let fresh: Fresh<R> = { records: page.records, rejected: page.rejected, alreadyRead: NONE_READ };
     if (request.anchor !== "none") {
       const anchorAt = request.anchor === "near" ? keys.lastIndexOf(tail.at(-1) as string) : findAnyTailKey(keys, tail);
       if (anchorAt === -1) {
@@ -170,7 +178,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
         continue;
       }
       if (request.anchor === "near" && anchorAt > 0 && compare(page.total, lastTotal) > 0) arrived += 1;
-      fresh = pastAnchor(page, anchorAt);
+      fresh = pastAnchor(page, anchorAt, options.key, readBefore(tail, options.read));
     }
     const nextOffset = request.offset + received;
     lastTotal = page.total;
@@ -180,7 +188,7 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     const last = stalled || isLastPage(received, nextOffset, page.total, pageSize);
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
-    yield { page, nextOffset, tail, fresh: fresh.records, freshRejected: fresh.rejected, restarts };
+    yield { page, nextOffset, tail, fresh: fresh.records, alreadyRead: fresh.alreadyRead, freshRejected: fresh.rejected, restarts };
     if (last) return { total: totalUnknown ? null : page.total, fromStart, restarts, vanished, arrived };
   }
 }
@@ -203,11 +211,39 @@ function listedKeys<R>(page: Page<R>, key: (record: R) => string): string[] {
   return keys;
 }
 
-/** The page's placed and rejected records that stand after `index` of its listed keys (the anchor's). */
-function pastAnchor<R>(page: Page<R>, index: number): { records: ReadRecord<R>[]; rejected: RejectedRecord[] } {
+interface Fresh<R> {
+  records: ReadRecord<R>[];
+  rejected: RejectedRecord[];
+  alreadyRead: ReadonlySet<number>;
+}
+
+const NONE_READ: ReadonlySet<number> = new Set();
+
+/** Whether the walk read a record before: a key of the tail it anchors on, or one `read` knows. */
+function readBefore(tail: readonly string[], read: WalkOptions<unknown>["read"]): NonNullable<WalkOptions<unknown>["read"]> {
+  const inTail = new Set(tail);
+  return {
+    record: (key) => inTail.has(key) || (read?.record(key) ?? true),
+    rejected: (identity) => inTail.has(identity) || (read?.rejected(identity) ?? true),
+  };
+}
+
+/**
+ * The page's placed and rejected records this walk had not read: those after `index` of its listed keys (the
+ * anchor's), and those at or before it that it never met (they arrived between two already read).
+ */
+function pastAnchor<R>(page: Page<R>, index: number, key: (record: R) => string, read: NonNullable<WalkOptions<R>["read"]>): Fresh<R> {
   // Rejected records come in the order they were listed: those at or before the anchor are the first ones.
   const rejectedUpTo = page.rejected.filter((rejected) => (rejected.position ?? Number.POSITIVE_INFINITY) <= index).length;
-  return { records: page.records.slice(index + 1 - rejectedUpTo), rejected: page.rejected.slice(rejectedUpTo) };
+  const placedUpTo = index + 1 - rejectedUpTo;
+  const alreadyRead = new Set<number>();
+  const records: ReadRecord<R>[] = [];
+  page.records.forEach((record, position) => {
+    if (position < placedUpTo && read.record(key(record.value))) alreadyRead.add(position);
+    else records.push(record);
+  });
+  const rejected = page.rejected.filter((record, position) => position >= rejectedUpTo || !read.rejected(rejectedIdentity(record)));
+  return { records, rejected, alreadyRead };
 }
 
 /** Index in `keys` of the newest tail key present, or -1. */

@@ -216,3 +216,49 @@ describe("4b. a record at a page boundary", () => {
     expect(run.field_issues).toEqual({ "leads.contact.id": 1, "schedules.status": 1 });
   });
 });
+
+type Json = Record<string, unknown>;
+
+/** Inserts `lead` at `index` of the campaign's listing once the first leads page has been answered. */
+function insertAfterFirstPage(h: Harness, index: number, lead: unknown): void {
+  let inserted = false;
+  h.upstream.hook = ({ path, query }) => {
+    if (path === "/api/v1/leads/" && Number(query.get("offset")) > 0 && !inserted) {
+      inserted = true;
+      leadsOf(h).splice(index, 0, lead as Lead);
+    }
+    return undefined;
+  };
+}
+
+describe("5. records that arrive before the anchor of the next page", () => {
+  // Between two records the walk read: no earlier page brought them, so they are set aside and counted like any other.
+  it("a lead that cannot be placed, arriving between two pages just before the anchor, is set aside and the run is partial", async () => {
+    const h = await harness(4);
+    const client = smallPages(h, 3);
+    // Page 1 (offset 0): L1 L2 L3. Then a lead without a uid arrives between L2 and L3: page 2 (offset 2) is [X, L3, L4].
+    const broken = buildLead("LX", 1099) as unknown as Json;
+    delete broken.uid;
+    insertAfterFirstPage(h, 2, broken);
+
+    const summary = await runCampaignSync(h.context({ client }), CAMPAIGN);
+
+    const rejected = await h.warehouse.db.selectFrom("rejected_records").select(["stream", "reason"]).execute();
+    expect({ outcome: summary.outcome, rejected: rejected.length }).toEqual({ outcome: "partial", rejected: 1 });
+  });
+
+  it("a new lead whose schedule has no id, arriving just before the anchor, has that schedule set aside and the run is partial", async () => {
+    const h = await harness(4);
+    const client = smallPages(h, 3);
+    const fresh = buildLead("LN", 1099) as unknown as Json;
+    delete ((fresh.schedules as Json[])[0] as Json).id;
+    insertAfterFirstPage(h, 2, fresh);
+
+    const summary = await runCampaignSync(h.context({ client }), CAMPAIGN);
+
+    const leads = await h.warehouse.db.selectFrom("leads").select("uid").orderBy("uid").execute();
+    const rejected = await h.warehouse.db.selectFrom("rejected_records").select(["stream", "reason", "parent_key"]).execute();
+    expect(leads.map((row) => row.uid)).toContain("LN");
+    expect({ outcome: summary.outcome, rejected: rejected.length }).toEqual({ outcome: "partial", rejected: 1 });
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Page } from "../../src/upstream/client.ts";
 import { UnstableListingError, walk, type WalkOptions, type WalkResult } from "../../src/sync/walk.ts";
+import { rejectedIdentity } from "../../src/upstream/parsing.ts";
 
 /**
  * The healing cursor on an in-memory listing that changes between two page
@@ -97,6 +98,54 @@ describe("walk", () => {
     });
     const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
     for (const record of original) expect(seen.has(record)).toBe(true);
+  });
+
+  it("reports as fresh, once, the records that arrive just before the next page's anchor, placed or not, and only those", async () => {
+    const listing = records(25);
+    const unplaceable = new Set(["new-x"]);
+    const source = scripted(() => listing, {
+      before: (request) => {
+        // Between r8 and r9 (the next page's anchor), read by no page yet; and one at the front, which shifts r8 (read
+        // already) onto the next page, before its anchor.
+        if (request === 1) listing.splice(9, 0, "new-a", "new-x");
+        if (request === 1) listing.unshift("new-first");
+      },
+      unplaceable: (record) => unplaceable.has(record),
+    });
+    const read = { keys: new Set<string>(), unplaced: new Set<string>() };
+    const alreadyRead: string[][] = [];
+    const fresh: string[] = [];
+    const freshRejected: string[] = [];
+    const pages = walk({
+      fetch: source.fetch,
+      key: (record) => record,
+      pageSize: LIMIT,
+      start: { offset: 0, tail: [] },
+      read: { record: (key) => read.keys.has(key), rejected: (identity) => read.unplaced.has(identity) },
+    });
+    for await (const walked of pages) {
+      fresh.push(...walked.fresh.map((record) => record.value));
+      freshRejected.push(...walked.freshRejected.map((record) => (record.payload as { value: string }).value));
+      alreadyRead.push([...walked.alreadyRead].map((position) => walked.page.records[position]?.value as string));
+      for (const record of walked.page.records) read.keys.add(record.value);
+      for (const record of walked.page.rejected) read.unplaced.add(rejectedIdentity(record));
+    }
+    // new-first arrived behind the cursor: not this walk's to find.
+    expect(fresh.filter((record) => record.startsWith("new"))).toEqual(["new-a"]);
+    expect(freshRejected).toEqual(["new-x"]);
+    expect(fresh.sort()).toEqual(records(25).concat("new-a").sort());
+    expect(alreadyRead[1]).toEqual(["r8", "r9"]);
+  });
+
+  it("without what it read, counts every record before the anchor as read (the tail alone is known)", async () => {
+    const listing = records(25);
+    const source = scripted(() => listing, {
+      before: (request) => {
+        if (request === 1) listing.splice(9, 0, "new-a");
+      },
+    });
+    const { fresh } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    expect(fresh).not.toContain("new-a");
   });
 
   it("re-anchors when records before the cursor vanish, so none is skipped", async () => {
