@@ -1,4 +1,6 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { MAX_BODY_BYTES, registerBodyParsers } from "./http/bodies.ts";
 import type { EmulatorContext } from "./http/context.ts";
 import { ApiError } from "./http/errors.ts";
@@ -46,12 +48,35 @@ function asRouted(path: string): string {
   }
 }
 
+const ABSOLUTE_FORM_ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/** What a request Node's HTTP parser refused gets: the status fastify's own handler sends, with the contract's body. */
+const MALFORMED: Record<string, [status: number, message: string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "request: not received in time"],
+  HPE_HEADER_OVERFLOW: [431, "headers: larger than the server accepts"],
+};
+
+/**
+ * A request Node's HTTP parser refuses (a request line with raw non-ASCII bytes, a malformed header) never reaches
+ * fastify's handlers: it is answered here, `{"message"}` like every other error (contract A.2), then closed.
+ */
+function answerMalformedRequest(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, message] = MALFORMED[error.code ?? ""] ?? [400, `request: not a well-formed HTTP request (${error.code ?? error.message}); the target must be ASCII, other characters escaped as %XX`];
+  const body = JSON.stringify({ message });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}
+
 export async function buildApp(context: EmulatorContext, admin: boolean): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: MAX_BODY_BYTES,
     forceCloseConnections: true,
     routerOptions: { querystringParser: parseQueryString },
+    clientErrorHandler: answerMalformedRequest,
     frameworkErrors: (error, _request, reply) => {
       // The hook's reply type is generic over route schemas the emulator does not use.
       void (reply as unknown as FastifyReply).code(400).send({ message: `request: ${error.message}` });
@@ -70,21 +95,27 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
   registerGate(app, context);
   registerQueryCheck(app);
 
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
+    // A target in absolute form (`http://host/api/v1/campaigns/`) names the path after its origin.
+    const target = request.url.replace(ABSOLUTE_FORM_ORIGIN, "");
+    const path = target.split(/[?#]/, 1)[0] ?? target;
+    const methods = methodsByPath.get(asRouted(path));
+    if (!methods) return reply.code(404).send({ message: `no such path: ${path}` });
+    const allowed = [...methods].sort().join(", ");
+    return reply.code(405).header("allow", allowed).send({ message: `method ${request.method} is not allowed on ${path}; allowed: ${allowed}` });
+  };
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message });
+    // A method with a body (QUERY) sent without a Content-Type fails before fastify looks for its route.
+    if (error.code === "FST_ERR_ROUTE_MISSING_CONTENT_TYPE" && request.is404) return answerUnrouted(request, reply);
     const message = clientErrorMessage(error);
     if (message !== undefined) return reply.code(400).send({ message });
     context.logger?.error({ err: error }, "emulator: unexpected error");
     return reply.code(500).send({ message: "internal server error" });
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split(/[?#]/, 1)[0] ?? request.url;
-    const methods = methodsByPath.get(asRouted(path));
-    if (!methods) return reply.code(404).send({ message: `no such path: ${path}` });
-    const allowed = [...methods].sort().join(", ");
-    return reply.code(405).header("allow", allowed).send({ message: `method ${request.method} is not allowed on ${path}; allowed: ${allowed}` });
-  });
+  app.setNotFoundHandler(answerUnrouted);
 
   await app.register(campaignRoutes, context);
   await app.register(sequenceRoutes, context);

@@ -208,17 +208,29 @@ export function updateDataSchema(encoding: BodyEncoding = "json") {
       forward_netural_emails: f.boolean(),
       sending_domains: f.array(f.integer(INT32_MIN, INT32_MAX)),
     })
-    .superRefine((data, ctx) => {
-      if (sendingWindowSeconds(data.from_time, data.to_time) < MIN_SENDING_WINDOW_SECONDS) {
-        ctx.addIssue({ code: "custom", path: ["to_time"], message: "from_time and to_time must be at least 3 hours apart" });
-      }
-      if (!data.add_unsub_link && data.unsub_link_type === "custom") {
-        ctx.addIssue({ code: "custom", path: ["unsub_link_type"], message: "custom is valid only when add_unsub_link is true" });
-      }
-      if (data.unsub_link_type !== "custom" && data.custom_unsub_text !== "") {
-        ctx.addIssue({ code: "custom", path: ["custom_unsub_text"], message: "must be an empty string unless unsub_link_type is custom" });
-      }
+    .refine((data) => sendingWindowSeconds(data.from_time, data.to_time) >= MIN_SENDING_WINDOW_SECONDS, {
+      path: ["to_time"],
+      message: "from_time and to_time must be at least 3 hours apart",
+      when: readable("from_time", "to_time"),
+    })
+    .refine((data) => data.add_unsub_link || data.unsub_link_type !== "custom", {
+      path: ["unsub_link_type"],
+      message: "custom is valid only when add_unsub_link is true",
+      when: readable("add_unsub_link", "unsub_link_type"),
+    })
+    .refine((data) => data.unsub_link_type === "custom" || data.custom_unsub_text === "", {
+      path: ["custom_unsub_text"],
+      message: "must be an empty string unless unsub_link_type is custom",
+      when: readable("unsub_link_type", "custom_unsub_text"),
     });
+}
+
+/**
+ * A rule between fields is checked whenever the fields it reads could be read, whatever else is wrong with the
+ * body (contract A.5: every violated rule is named); zod would skip it once any field had a type error.
+ */
+function readable(...fields: string[]): (payload: z.core.ParsePayload) => boolean {
+  return (payload) => !payload.issues.some((issue) => issue.path === undefined || issue.path.length === 0 || fields.includes(String(issue.path[0])));
 }
 export type UpdateData = z.infer<ReturnType<typeof updateDataSchema>>;
 

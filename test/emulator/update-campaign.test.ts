@@ -428,3 +428,22 @@ describe("strategy follows the live number of sequences", () => {
     expect((await update("json", "none", set("scheduling_strategy", "single-message"))).status).toBe(400);
   });
 });
+
+describe("update campaign (#3): every violated rule is named", () => {
+  // Contract A.5: "Every violated rule is a 400 naming the field"; src/emulator/README.md: the 400 names
+  // "every violated rule, `path: reason`, joined by `; `". The window rule of spec 4.3 ("from_time and
+  // to_time must be at least 3 hours apart") concerns two fields that are both valid here.
+  it.each([
+    ["daily_email_limit a string", { daily_email_limit: "50" }, "update_data.daily_email_limit"],
+    ["single_subject missing", { single_subject: undefined }, "update_data.single_subject"],
+    ["skip_days with an unknown day", { skip_days: ["Funday"] }, "update_data.skip_days"],
+  ])("a body with %s and a 1-hour window names both fields", async (_label, change, field) => {
+    const data = createdCampaign(seed, (n) => n >= 2);
+    const updateData = { ...validUpdateData(sequenceCountOf(data), domainsOfWorkspace(seed, data.campaign.workspace_id)), from_time: "09:00:00", to_time: "10:00:00", ...change };
+    const answer = await api.send("PATCH", PATHS.campaign, { kind: "json", value: { campaign_uid: data.campaign.uid, update_data: updateData } });
+    expect(answer.status, answer.text).toBe(400);
+    const message = messageOf(answer);
+    expect(message).toContain(field);
+    expect(message).toMatch(/update_data\.(from_time|to_time)/);
+  });
+});

@@ -61,7 +61,8 @@ function encode(body: RequestBody): { payload: RequestInit["body"]; contentType?
   }
 }
 
-function parseJson(text: string): unknown {
+/** An answer's JSON, or undefined for a body that is not JSON. */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { API_KEY_HEADER, API_PREFIX, PATHS } from "../../upstream/endpoints.ts";
 import { PAGED_RESOURCES } from "../../upstream/paging.ts";
 import { answerFault, truncatedBody, type FaultScope } from "../faults.ts";
@@ -20,19 +20,24 @@ function faultScope(path: string): FaultScope {
   return EVENT_LISTINGS.has(path) ? "event-listing" : LISTINGS.has(path) ? "listing" : "request";
 }
 
-function isApi(url: string): boolean {
-  return url.startsWith(`${API_PREFIX}/`);
+/**
+ * The route a request matched, as registered: the router decodes the target (`/%61pi/v1/campaigns/`) and accepts
+ * it in absolute form (`http://host/api/v1/campaigns/`), so its raw URL cannot say which handler will answer it.
+ */
+function routeOf(request: FastifyRequest): string {
+  return request.is404 ? "" : (request.routeOptions.url ?? "");
 }
 
-function pathOf(url: string): string {
-  return url.split("?", 1)[0] ?? url;
+function isApi(route: string): boolean {
+  return route.startsWith(`${API_PREFIX}/`);
 }
 
 export function registerGate(app: FastifyInstance, context: EmulatorContext): void {
   const { world, settings, faults, rateLimiter } = context;
 
   app.addHook("onRequest", async (request, reply) => {
-    if (!isApi(request.url) || request.is404) return;
+    const route = routeOf(request);
+    if (!isApi(route)) return;
     const key = request.headers[API_KEY_HEADER];
     const account = typeof key === "string" && key !== "" ? world.accounts.get(key) : undefined;
     if (!account) {
@@ -47,7 +52,7 @@ export function registerGate(app: FastifyInstance, context: EmulatorContext): vo
           .send({ message: `rate limit of ${settings.rateLimit} requests per second exceeded; retry after ${retryAfter} second(s)` });
       }
     }
-    let fault = faults.draw(settings.faults, faultScope(pathOf(request.url)));
+    let fault = faults.draw(settings.faults, faultScope(route));
     if (fault === "empty-page" && !faults.mayGlitch(`${account.index} ${request.url}`)) fault = undefined;
     attachState(request, { account, fault });
     switch (fault) {
@@ -65,7 +70,7 @@ export function registerGate(app: FastifyInstance, context: EmulatorContext): vo
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
-    if (!isApi(request.url)) return payload;
+    if (!isApi(routeOf(request))) return payload;
     if (settings.latencyMs > 0) await sleep(settings.latencyMs);
     return stateOf(request)?.fault === "drop" ? truncatedBody(reply, payload) : payload;
   });
