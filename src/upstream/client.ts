@@ -153,7 +153,9 @@ export class UpstreamClient {
   /**
    * Every page of a listing, one at a time, from `startOffset`, until the
    * listing ends (see isLastPage: an empty page, asked twice unless the total
-   * says the end is reached, or a short page at the total).
+   * says the end is reached, or a short page at the total). An empty page
+   * that ends the listing is yielded too: its total is the last word on the
+   * listing's size, and a record deleted just before it was asked shows only there.
    * A plain walk: the sync's own walk (src/sync/walk.ts) also heals a cursor
    * that the listing moved under.
    */
@@ -167,7 +169,7 @@ export class UpstreamClient {
       // glitch than the end: asked once more, as the sync's walk does.
       if (page.records.length + page.rejected.length === 0 && (page.total === null || offset < page.total)) page = await this.page(resource, { ...scope, offset, limit: this.#pageSize }, signal);
       const received = page.records.length + page.rejected.length;
-      if (received > 0) yield page;
+      yield page;
       offset += received;
       if (isLastPage(received, offset, page.total, pageSize)) return;
       pageSize = servedPageSize(pageSize, received, offset, page.total);

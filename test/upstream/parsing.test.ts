@@ -476,4 +476,24 @@ describe("tolerant parsing", () => {
       `GET ${PATHS.campaigns}?workspace_id=3&limit=2&offset=5`,
     ]);
   });
+
+  it("yields the empty page that ends a walk, whose total shows a record deleted after the last full page", async () => {
+    const all = Array.from({ length: 4 }, (_, index) => campaignItem(`c${index}`));
+    const server = await local.serve((request, response) => {
+      const offset = Number(new URL(request.url ?? "/", "http://x").searchParams.get("offset"));
+      // Just before the page past the end is served, a record already read is deleted.
+      if (offset === 4) all.splice(1, 1);
+      sendJson(response, 200, { data: all.slice(offset, offset + 2), total: all.length });
+    });
+    const client = local.connect({ baseUrl: server.url, apiKey: KEY, requestsPerSecond: 1000, pageSize: 2 });
+
+    const pages: { uids: string[]; total: number | null }[] = [];
+    for await (const page of client.pages("campaigns", {})) pages.push({ uids: page.records.map((record) => record.value.uid), total: page.total });
+
+    expect(pages).toEqual([
+      { uids: ["c0", "c1"], total: 4 },
+      { uids: ["c2", "c3"], total: 4 },
+      { uids: [], total: 3 },
+    ]);
+  });
 });
