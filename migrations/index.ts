@@ -15,6 +15,7 @@ import * as runningRunsIndex from "./0013_running_runs_index.ts";
 import * as runsWithErrorsIndexes from "./0014_runs_with_errors_indexes.ts";
 import * as linkClickIdsNotUnique from "./0015_link_click_ids_not_unique.ts";
 import * as contactsFollowLeadChanges from "./0016_contacts_follow_lead_changes.ts";
+import * as leadAndReplyObservations from "./0017_lead_and_reply_observations.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   "0014_runs_with_errors_indexes": runsWithErrorsIndexes,
   "0015_link_click_ids_not_unique": linkClickIdsNotUnique,
   "0016_contacts_follow_lead_changes": contactsFollowLeadChanges,
+  "0017_lead_and_reply_observations": leadAndReplyObservations,
 };

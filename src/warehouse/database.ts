@@ -167,6 +167,8 @@ export interface LeadsTable extends SyncedColumns {
   contact_id: number | null;
   sender_email_address: string | null;
   sender_name: string | null;
+  /** When the read (listing or lookup) that last changed this row was made (migrations/0017). */
+  _observed_at: CopyObservedAt;
 }
 
 export interface ContactsTable extends SyncedColumns {
@@ -207,6 +209,8 @@ export interface RepliesTable extends SyncedColumns {
   mail_from: string | null;
   subject: string | null;
   reply_classification: string | null;
+  /** When the read (listing or a schedule's copy) that last changed the columns both carry was made (migrations/0017). */
+  _observed_at: CopyObservedAt;
 }
 
 /** Natural key (schedule_id, link, clicked_on); `id` is known only from a schedule's copy. */

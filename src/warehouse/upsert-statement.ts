@@ -22,12 +22,22 @@ export interface UpsertResult {
 export const KEEP_KNOWN: { [T in SyncedTableName]?: readonly string[] } = { link_clicks: ["id"] };
 
 /**
- * Rows that are copies inside other records (a lead's schedules and contact),
- * read by several requests at different moments: the newest copy decides, and
- * `_observed_at` moves only when a copy changes the row, so that a walk whose
- * copies match what is stored writes nothing (migrations/0008).
+ * Rows read by several requests at different moments, in jobs that do not
+ * exclude each other: copies inside other records (a lead's schedules and
+ * contact, migrations/0008), a lead (its listing and its lookup) and a reply
+ * (its listing and its schedule's copy, migrations/0017). The newest read
+ * decides, and `_observed_at` moves only when a read changes the row, so that
+ * a walk whose reads match what is stored writes nothing.
  */
-const OBSERVED_ON_CHANGE: ReadonlySet<SyncedTableName> = new Set(["schedules", "contacts"]);
+const OBSERVED_ON_CHANGE: ReadonlySet<SyncedTableName> = new Set(["schedules", "contacts", "leads", "replies"]);
+
+/**
+ * Columns of an OBSERVED_ON_CHANGE table that only one of its reads carries (a
+ * reply's lead_uid comes from the copy, mail_from and subject from the
+ * listing): no other read orders them, so their read writes them whenever it
+ * lands, while the columns both carry follow the newest read.
+ */
+const ONE_SOURCE_COLUMNS: { [T in SyncedTableName]?: readonly string[] } = { replies: ["lead_uid", "mail_from", "subject"] };
 
 /**
  * Rows that one source reads in part and another in full, in different jobs at
@@ -100,29 +110,34 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
   const fullObservation = (row: "t" | "excluded") => sql.id(row, full?.observedAt ?? OBSERVED_AT);
   const fullFresh = sql`${fullObservation("excluded")} >= COALESCE(${fullObservation("t")}, '-infinity')`;
-  // In a full read, each column is written only if the observation that orders it is the newest.
+  const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
+  const oneSource = observed && onChangeOnly ? ONE_SOURCE_COLUMNS[table] : undefined;
+  // Where columns follow different reads, each is written only if the read that orders it is the newest.
   const written = (column: string): RawBuilder<unknown> => {
-    if (full === undefined) return newValue(column);
-    return sql`CASE WHEN ${full.summary.includes(column) ? summaryFresh : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+    if (full !== undefined) return sql`CASE WHEN ${full.summary.includes(column) ? summaryFresh : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+    if (oneSource !== undefined && !oneSource.includes(column)) return sql`CASE WHEN ${summaryFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+    return newValue(column);
   };
   const revived = !revive ? sql`false` : full ? sql`(${summaryFresh} AND t._deleted_at IS NOT NULL)` : sql`t._deleted_at IS NOT NULL`;
   const changed =
     compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(written))}) OR ${revived})`;
-  const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
   const newest = (column: string) => sql`${sql.id(column)} = GREATEST(t.${sql.id(column)}, excluded.${sql.id(column)})`;
   const assignments = sql.join([
     ...compared.map((column) => sql`${sql.id(column)} = ${written(column)}`),
     ...(observed && !onChangeOnly
       ? [...observations.map(newest), sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
-      : [...(observed ? [sql`_observed_at = excluded._observed_at`] : []), sql`_synced_at = excluded._synced_at`]),
+      : [...(observed ? [newest(OBSERVED_AT)] : []), sql`_synced_at = excluded._synced_at`]),
     ...(revive ? [full ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
   ]);
   // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
-  // except on copies, whose observation moves only with a change.
+  // except where the observation moves only with a change. Where columns follow different reads, `changed`
+  // already holds only what the newest reads may write.
   const guard = !observed
     ? changed
     : onChangeOnly
-      ? sql`excluded._observed_at >= t._observed_at AND ${changed}`
+      ? oneSource === undefined
+        ? sql`${summaryFresh} AND ${changed}`
+        : changed
       : full
         ? sql`(${summaryFresh} OR ${fullFresh}) AND (${changed} OR excluded._observed_at > t._observed_at OR ${fullObservation("excluded")} > COALESCE(${fullObservation("t")}, '-infinity'))`
         : sql`${summaryFresh} AND (${changed} OR excluded._observed_at > t._observed_at)`;

@@ -195,6 +195,27 @@ describe("the two rhythms of one campaign", () => {
   });
 });
 
+describe("a leads page read before the events rhythm's reply listing, written after it", () => {
+  it("leaves the classification the listing read, and brings the reply's lead", async () => {
+    const h = await harness("running", 3);
+    replyArrives(h, 0, 7111);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    const stalePage = JSON.parse(JSON.stringify({ data: h.upstream.state.leads.get(CAMPAIGN), total: 3 })) as unknown;
+    const { reached, release: releaseWalk } = holdRequests(h.upstream, "/api/v1/leads/", () => ({ status: 200, body: stalePage }));
+    const walk = runCampaignSync(h.context(), CAMPAIGN, "leads");
+    await reached;
+    // The upstream classifies the reply again; the events cycle reads it from the listing while the page is in flight.
+    const listed = h.upstream.state.replies.get(CAMPAIGN)?.find((reply) => reply.id === 7111) as Reply;
+    listed.reply_classification = "negative";
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
+    releaseWalk();
+    expect((await walk).outcome).toBe("succeeded");
+
+    const reply = await h.warehouse.db.selectFrom("replies").select(["reply_classification", "lead_uid", "mail_from"]).where("id", "=", 7111).executeTakeFirstOrThrow();
+    expect(reply).toEqual({ reply_classification: "negative", lead_uid: "L1", mail_from: "L1@example.com" });
+  });
+});
+
 describe("a terminal campaign past its final walks", () => {
   it("has its leads walked again once COLDSYNC_TERMINAL_REWALK_EVERY has passed since the last walk, and only then", async () => {
     const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T09:00:00.000Z" });

@@ -36,6 +36,7 @@ describe("coldsync migrate", () => {
       "applied 0014_runs_with_errors_indexes (schema bi)",
       "applied 0015_link_click_ids_not_unique (schema bi)",
       "applied 0016_contacts_follow_lead_changes (schema bi)",
+      "applied 0017_lead_and_reply_observations (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });

@@ -163,6 +163,40 @@ describe.each(backends)("upsert on $name", (backend) => {
     expect((await db.selectFrom("contacts").select("bounced").where("id", "=", 7).executeTakeFirstOrThrow()).bounced).toBe(false);
   });
 
+  it("lets the newest read of a lead decide, its listing or its lookup, and never an older one", async () => {
+    const { db } = warehouse();
+    const lead = leadRow("lead-1", "c1", 7);
+    const sender = () => db.selectFrom("leads").select(["sender_name", "contact_id"]).executeTakeFirstOrThrow();
+    // The stale-leads lookup reads the lead at T2; a leads page read at T1 commits after it.
+    await upsert(db, "leads", [{ ...lead, sender_name: "Ana Lima", contact_id: 8, _observed_at: T2 }], T2);
+    expect(await upsert(db, "leads", [{ ...lead, _observed_at: T1 }], T3)).toEqual({ inserted: 0, updated: 0 });
+    expect(await sender()).toEqual({ sender_name: "Ana Lima", contact_id: 8 });
+    // A read after both decides, in either direction; the same read again rewrites nothing.
+    expect(await upsert(db, "leads", [{ ...lead, _observed_at: T3 }], T3)).toEqual({ inserted: 0, updated: 1 });
+    const before = await tuples(warehouse());
+    expect(await upsert(db, "leads", [{ ...lead, _observed_at: T4 }], T4)).toEqual({ inserted: 0, updated: 0 });
+    expect(await tuples(warehouse())).toEqual(before);
+    expect(await sender()).toEqual({ sender_name: "Ana", contact_id: 7 });
+  });
+
+  it("lets the newest read of a reply decide the columns its listing and its schedule's copy both carry, each writing its own", async () => {
+    const { db } = warehouse();
+    const listed = listedReplyRow(1, "c1", 10);
+    const { mail_from: _m, subject: _s, ...nested } = { ...listed, lead_uid: "lead-1" };
+    const reply = () => db.selectFrom("replies").select(["reply_classification", "lead_uid", "mail_from", "subject", "_observed_at"]).executeTakeFirstOrThrow();
+    await upsert(db, "replies", [{ ...listed, reply_classification: "interested", _observed_at: T2 }], T2);
+    // A leads page read before the listing (T1), committed after it: its classification is older; its lead_uid is news.
+    expect(await upsert(db, "replies", [{ ...nested, _observed_at: T1 }], T3)).toEqual({ inserted: 0, updated: 1 });
+    expect(await reply()).toEqual({ reply_classification: "interested", lead_uid: "lead-1", mail_from: "lead@prospect.example", subject: "Re: quick question", _observed_at: T2 });
+    // A copy read later decides; a listing read before it and committed after still brings its own columns.
+    expect(await upsert(db, "replies", [{ ...nested, reply_classification: "not_interested", _observed_at: T4 }], T4)).toEqual({ inserted: 0, updated: 1 });
+    expect(await upsert(db, "replies", [{ ...listed, subject: "Re: a quick question", _observed_at: T3 }], T4)).toEqual({ inserted: 0, updated: 1 });
+    expect(await reply()).toEqual({ reply_classification: "not_interested", lead_uid: "lead-1", mail_from: "lead@prospect.example", subject: "Re: a quick question", _observed_at: T4 });
+    // Reads that match what is stored write nothing, older or newer.
+    expect(await upsert(db, "replies", [{ ...listed, subject: "Re: a quick question", reply_classification: "not_interested", _observed_at: T4 }], T4)).toEqual({ inserted: 0, updated: 0 });
+    expect(await upsert(db, "replies", [{ ...nested, _observed_at: T3 }], T4)).toEqual({ inserted: 0, updated: 0 });
+  });
+
   it("rejects rows that lack their key or carry bookkeeping columns", async () => {
     const { db } = warehouse();
     await expect(upsert(db, "contacts", [{ email_id: "x@example.com" } as RowInput<"contacts">], T1)).rejects.toThrow(/natural key id/);

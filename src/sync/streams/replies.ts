@@ -16,7 +16,7 @@ export const replies: ListStream<RecordOf<"replies">> = {
   scope: "campaign",
   fetch: (client, scope, signal) => client.listReplies(scope.campaignUid ?? "", signal),
   key: (record) => String(record.id),
-  rows: ({ value: record, issues }, { scope }) => ({
+  rows: ({ value: record, issues }, { scope, observedAt }) => ({
     replies: [
       withoutUnreadable(
         {
@@ -31,6 +31,7 @@ export const replies: ListStream<RecordOf<"replies">> = {
           reply_classification: record.reply_classification,
           _extra: unknownFields(record, reply),
           _field_issues: issuesAt(issues),
+          _observed_at: observedAt,
         },
         issues,
       ),
