@@ -12,10 +12,11 @@ describe("worker rhythms converge", () => {
   it("events cycles then a leads cycle, over simulated days, end equal to the upstream", async () => {
     const f = await openWorld("conv_rhythms");
     await cycle(f, "all");
-    for (let hour = 0; hour < 30; hour++) {
-      advance(f.world, 3600);
+    // Thirty simulated hours, an events cycle every two and a leads cycle every six.
+    for (let step = 0; step < 15; step++) {
+      advance(f.world, 7200);
       await cycle(f, "events");
-      if (hour % 6 === 5) await cycle(f, "leads");
+      if (step % 3 === 2) await cycle(f, "leads");
     }
     await cycle(f, "leads");
     await cycle(f, "events");
