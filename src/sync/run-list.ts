@@ -7,7 +7,7 @@ import { writePage } from "./page-writer.ts";
 import { WalkCoverage } from "./soft-delete.ts";
 import type { ListStream, StreamScope } from "./stream.ts";
 import { addCounts, checkpointKey, type StreamOptions, type StreamResult } from "./stream-run.ts";
-import { reportListingIssue, REPEATED } from "./walk-proof.ts";
+import { reportListingIssue, REPEATED, SHORT_LISTING } from "./walk-proof.ts";
 
 /**
  * A listing that arrives whole (workspaces, replies): one transaction for the
@@ -16,7 +16,19 @@ import { reportListingIssue, REPEATED } from "./walk-proof.ts";
  * when two reads in a row leave it out. A record it lists more than once is
  * written once, and named on the run as `<listing>.duplicate`, as a paged
  * listing's are.
+ *
+ * An answer in the {data, total} envelope whose total counts more positions
+ * than it holds says itself that it left records out (an upstream that began
+ * to page the listing): its records are written, but it judges nothing gone
+ * and is no complete read; the stream fails, named as `<listing>.total`.
  */
+
+export class ShortListingError extends Error {
+  constructor(stream: string, held: number, total: number) {
+    super(`the ${stream} listing held ${held} records (distinct, and the copies it repeated) where its total says ${total}: what it left out is not judged deleted`);
+    this.name = "ShortListingError";
+  }
+}
 
 export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
@@ -29,10 +41,16 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   const held = options.collect ? await heldKeys(ctx, stream as ListStream<unknown>, scope) : new Map<SyncedTableName, KeyRow[]>();
   const coverage = new WalkCoverage(stream);
   coverage.add(listing.records, listing.rejected);
+  const positions = coverage.distinct + coverage.repeated;
+  const short = listing.total !== null && positions < listing.total;
   const counts = await writePage(
     ctx,
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
+      if (short) {
+        await saveCheckpoint(trx, key, { ...checkpoint, cursorOffset: 0, upstreamTotal: listing.total, fingerprint: null, scanStartedAt: null }, options.runId);
+        return;
+      }
       const completedAt = new Date();
       const missing = await coverage.markMissingAgain(trx, scope, completedAt, readStartedAt, checkpoint.state.missing ?? []);
       await coverage.resolveRejected(trx, scope, readStartedAt, completedAt);
@@ -54,6 +72,10 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   result.fetched = listing.records.length + listing.rejected.length;
   addCounts(result, counts);
   reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
+  if (short) {
+    reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "total", count: 1, reason: SHORT_LISTING }, result);
+    throw new ShortListingError(stream.name, positions, listing.total ?? positions);
+  }
   if (!options.collect) return;
   const firstRule = stream.softDelete?.[0];
   // A first read finds every record new; after it, records with a row (live or not) are known.

@@ -23,6 +23,10 @@ import type { WalkResult } from "./walk.ts";
 export const UNKNOWN_TOTAL =
   "listing page without a usable total: read, but the walk cannot prove it saw every record; deletions need two walks";
 
+/** Why a whole listing (#13, #18) whose envelope's total counts more records than it holds is named on the run. */
+export const SHORT_LISTING =
+  "whole listing whose total counts more records than it holds: its records were written, but what it left out is not judged deleted and the read is not complete";
+
 export interface Judgement {
   /** The listing's final total; null when a page of the walk announced none usable. */
   total: number | null;

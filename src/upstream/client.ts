@@ -20,6 +20,8 @@ export type { RecordOf, RecordTypeName } from "./record-types.ts";
 
 /** A listing that arrives whole (#13, #18), and when the request that got it was sent. */
 export interface Listing<T> extends Parsed<T> {
+  /** The size the {data, total} envelope announced; null for a bare array, or a total not usable. */
+  total: number | null;
   observedAt: Date;
 }
 
@@ -112,13 +114,13 @@ export class UpstreamClient {
   /** #18. The upstream may answer with a bare array or with the {data, total} envelope. */
   async listWorkspaces(signal?: AbortSignal): Promise<Listing<RecordOf<"workspaces">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.workspaces };
-    const { records, observedAt, careful } = await this.#http.json(
+    const { envelope, observedAt, careful } = await this.#http.json(
       request,
-      (body, sentAt, _bytes, careful) => ({ records: this.#listing(request, body).data, observedAt: sentAt, careful }),
+      (body, sentAt, _bytes, carefully) => ({ envelope: this.#listing(request, body), observedAt: sentAt, careful: carefully }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("workspaces", records, careful), observedAt };
+    return { ...this.#readAll("workspaces", envelope.data, careful), total: envelope.total, observedAt };
   }
 
   /**
@@ -179,17 +181,13 @@ export class UpstreamClient {
   /** #13: every reply of a campaign, unpaginated: a bare array, or (as #18 may) the {data, total} envelope. */
   async listReplies(campaignUid: string, signal?: AbortSignal): Promise<Listing<RecordOf<"replies">>> {
     const request: HttpRequest = { method: "GET", endpoint: PATHS.replies, query: { [PARAMS.campaignUid]: campaignUid } };
-    const { replies, observedAt, careful } = await this.#http.json(
+    const { envelope, observedAt, careful } = await this.#http.json(
       request,
-      (body, sentAt, _bytes, carefully) => ({
-        replies: this.#listing(request, body).data,
-        observedAt: sentAt,
-        careful: carefully,
-      }),
+      (body, sentAt, _bytes, carefully) => ({ envelope: this.#listing(request, body), observedAt: sentAt, careful: carefully }),
       this.#view,
       signal,
     );
-    return { ...this.#readAll("replies", replies, careful), observedAt };
+    return { ...this.#readAll("replies", envelope.data, careful), total: envelope.total, observedAt };
   }
 
   /** #2 */
