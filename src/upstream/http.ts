@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import PQueue from "p-queue";
 import { Pool } from "undici";
+import { bodyText, UndecodableBodyError, type BodyText } from "./body-text.ts";
 import { API_KEY_HEADER } from "./endpoints.ts";
 import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
@@ -58,7 +59,7 @@ export interface HttpTransportOptions {
 interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  text: string;
+  bytes: Buffer;
 }
 
 const EXCERPT_LENGTH = 200;
@@ -176,8 +177,9 @@ export class HttpTransport {
       durationMs: performance.now() - started,
       attempt,
     });
-    const { value, exact } = this.#interpret(request, response);
-    return { body: value, sentAt, bytes: response.text.length, careful: exact || needsCarefulRead(response.text) };
+    const { text, escaped } = this.#decode(request, response);
+    const { value, exact } = this.#interpret(request, response, text);
+    return { body: value, sentAt, bytes: text.length, careful: exact || escaped || needsCarefulRead(text) };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
@@ -194,7 +196,23 @@ export class HttpTransport {
       body,
       signal,
     });
-    return { status: answer.statusCode, headers: answer.headers, text: this.#scrubBody(await answer.body.text()) };
+    return { status: answer.statusCode, headers: answer.headers, bytes: Buffer.from(await answer.body.arrayBuffer()) };
+  }
+
+  /** The answer's text (body-text.ts), the API key replaced wherever the upstream echoed it. */
+  #decode(request: HttpRequest, response: RawResponse): BodyText {
+    let decoded: BodyText;
+    try {
+      decoded = bodyText(response.headers, response.bytes);
+    } catch (error) {
+      // A cut compressed answer is a transport accident, asked again; a coding Node cannot undo stays so.
+      const retryable = (request.idempotent ?? true) && !(error instanceof UndecodableBodyError);
+      throw this.#error(request, `status ${response.status} with a body that cannot be decoded: ${error instanceof Error ? error.message : String(error)}`, {
+        status: response.status,
+        retryable,
+      });
+    }
+    return { ...decoded, text: this.#scrubBody(decoded.text) };
   }
 
   #path(request: HttpRequest): string {
@@ -206,15 +224,15 @@ export class HttpTransport {
     return `${this.#pathPrefix}${request.endpoint}${search === "" ? "" : `?${search}`}`;
   }
 
-  #interpret(request: HttpRequest, response: RawResponse): { value: unknown; exact: boolean } {
+  #interpret(request: HttpRequest, response: RawResponse, text: string): { value: unknown; exact: boolean } {
     const idempotent = request.idempotent ?? true;
     if (response.status >= 200 && response.status < 300) {
       const parseStart = stageStart();
       try {
-        return parseJson(response.text);
+        return parseJson(text);
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.
-        throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(response.text, this.#scrub)}`, {
+        throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(text, this.#scrub)}`, {
           status: response.status,
           retryable: idempotent,
         });
@@ -222,7 +240,7 @@ export class HttpTransport {
         addStage("jsonParse", parseStart);
       }
     }
-    const upstreamMessage = errorMessageOf(response.text, this.#scrub);
+    const upstreamMessage = errorMessageOf(text, this.#scrub);
     if (response.status === 429) {
       const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
       if (retryAfterMs !== undefined) this.#options.limiter.pauseFor(retryAfterMs);

@@ -18,9 +18,13 @@ import type { FieldIssue } from "./tolerant.ts";
  * was sent as, named the same way: jsonb keeps it exactly, and a reader sees
  * the digits the upstream sent (a string field's uid as its text), never the
  * nearest double.
+ *
+ * An answer whose bytes were not UTF-8 comes here with each such byte as a
+ * lone surrogate (body-text.ts), so it is named the same way.
  */
 
-const REASON = "holds characters PostgreSQL cannot store (NUL, lone surrogates); read with U+FFFD in their place, written as \\uXXXX in raw";
+const REASON =
+  "holds characters PostgreSQL cannot store (NUL, lone surrogates; a byte of an answer that was not UTF-8 reads as the lone surrogate \\udcXX, XX the byte); read with U+FFFD in their place, written as \\uXXXX in raw";
 const NAME_REASON = `its name ${REASON}`;
 const UNROUNDED_REASON = "a number with more digits (or a larger exponent) than a double holds exactly; read as the text it was sent as";
 

@@ -1,0 +1,124 @@
+import { isUtf8 } from "node:buffer";
+import type { IncomingHttpHeaders } from "node:http";
+import { TextDecoder } from "node:util";
+import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
+
+/**
+ * An answer's bytes as text. JSON travels as UTF-8 (RFC 8259), but real
+ * upstreams and the proxies before them compress answers nobody asked to be
+ * compressed, declare another charset, or send text in another encoding
+ * without saying so. None of that may cost a record or change a value without
+ * a word:
+ * - a `Content-Encoding` (gzip, deflate, br, in the order they were applied)
+ *   is undone; one Node cannot undo is an error naming it;
+ * - a declared charset other than UTF-8 that the runtime knows (ISO-8859-1,
+ *   windows-1252, …) decodes the bytes;
+ * - bytes that are not UTF-8 where UTF-8 is meant each become a lone low
+ *   surrogate U+DC80 + byte (Python's "surrogateescape"): the careful read
+ *   (storable-text.ts) puts U+FFFD in its place and names the field, its raw
+ *   value showing the byte (`\udce9` for 0xE9), and a key that held one places
+ *   no record. Decoded lossily, two keys that differ in such a byte would
+ *   become one row without a word.
+ */
+
+export interface BodyText {
+  text: string;
+  /** Bytes that were not UTF-8 were escaped: the answer's records need the careful read. */
+  escaped: boolean;
+}
+
+export class UndecodableBodyError extends Error {}
+
+export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer): BodyText {
+  const plain = decompressed(headerValue(headers["content-encoding"]), bytes);
+  const charset = charsetOf(headerValue(headers["content-type"]));
+  if (charset !== undefined) {
+    const decoder = decoderFor(charset);
+    if (decoder !== undefined) return { text: decoder.decode(plain), escaped: false };
+  }
+  if (isUtf8(plain)) return { text: plain.toString("utf8"), escaped: false };
+  return { text: surrogateEscaped(plain), escaped: true };
+}
+
+function headerValue(header: string | string[] | undefined): string {
+  return (Array.isArray(header) ? header.join(",") : (header ?? "")).trim();
+}
+
+function decompressed(contentEncoding: string, bytes: Buffer): Buffer {
+  // Listed in the order they were applied: undone from the last.
+  const codings = contentEncoding.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== "" && coding !== "identity");
+  let body = bytes;
+  for (const coding of codings.reverse()) {
+    if (body.length === 0) break;
+    if (coding === "gzip" || coding === "x-gzip") body = gunzipSync(body);
+    else if (coding === "br") body = brotliDecompressSync(body);
+    else if (coding === "deflate") body = inflated(body);
+    else throw new UndecodableBodyError(`an answer in a Content-Encoding coldsync cannot decode: ${coding}`);
+  }
+  return body;
+}
+
+/** `deflate` is meant to be zlib-wrapped (RFC 9110), and often sent raw. */
+function inflated(body: Buffer): Buffer {
+  try {
+    return inflateSync(body);
+  } catch {
+    return inflateRawSync(body);
+  }
+}
+
+function charsetOf(contentType: string): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
+  return match?.[1]?.toLowerCase();
+}
+
+const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);
+
+/** A decoder for a declared charset other than UTF-8, when the runtime knows it; UTF-8 and unknown labels read as UTF-8. */
+function decoderFor(charset: string): TextDecoder | undefined {
+  if (UTF8_LABELS.has(charset)) return undefined;
+  try {
+    return new TextDecoder(charset);
+  } catch {
+    return undefined;
+  }
+}
+
+/** UTF-8 decoding in which each byte of an invalid sequence becomes U+DC80 + byte. Only answers that are not UTF-8 come here. */
+function surrogateEscaped(bytes: Buffer): string {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let text = "";
+  let start = 0;
+  let index = 0;
+  while (index < bytes.length) {
+    const length = sequenceLength(bytes, index);
+    if (length > 0) {
+      index += length;
+      continue;
+    }
+    text += strict.decode(bytes.subarray(start, index)) + String.fromCharCode(0xdc00 + (bytes[index] as number));
+    index += 1;
+    start = index;
+  }
+  return text + strict.decode(bytes.subarray(start));
+}
+
+/** The length of the well-formed UTF-8 sequence at `at` (RFC 3629's table), or 0. */
+function sequenceLength(bytes: Buffer, at: number): number {
+  const first = bytes[at] as number;
+  if (first < 0x80) return 1;
+  const continuation = (offset: number, low = 0x80, high = 0xbf) => {
+    const byte = bytes[at + offset];
+    return byte !== undefined && byte >= low && byte <= high;
+  };
+  if (first >= 0xc2 && first <= 0xdf) return continuation(1) ? 2 : 0;
+  if (first >= 0xe0 && first <= 0xef) {
+    const [low, high] = first === 0xe0 ? [0xa0, 0xbf] : first === 0xed ? [0x80, 0x9f] : [0x80, 0xbf];
+    return continuation(1, low, high) && continuation(2) ? 3 : 0;
+  }
+  if (first >= 0xf0 && first <= 0xf4) {
+    const [low, high] = first === 0xf0 ? [0x90, 0xbf] : first === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    return continuation(1, low, high) && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
