@@ -157,12 +157,19 @@ function unreadable(path: string, raw: unknown, expected: string, issues: FieldI
   return null;
 }
 
+/** A value of another type where any JSON is stored: kept as it came, with the reason. */
+function keptAsSent(path: string, raw: unknown, expected: string, issues: FieldIssue[]): unknown {
+  issues.push({ path, reason: `expected ${expected}, got ${kindOf(raw)}; kept as it came`, raw });
+  return raw;
+}
+
 function lenient(schema: z.ZodType, raw: unknown, path: string, issues: FieldIssue[]): unknown {
   if (schema instanceof z.ZodNullable) return raw === null ? null : lenient(schema.unwrap() as z.ZodType, raw, path, issues);
   if (schema instanceof z.ZodOptional) return raw === undefined ? undefined : lenient(schema.unwrap() as z.ZodType, raw, path, issues);
   if (schema instanceof z.ZodObject) return readObject(schema, raw, path, issues);
   if (schema instanceof z.ZodArray) return readArray(schema, raw, path, issues);
-  if (schema instanceof z.ZodRecord) return isPlainObject(raw) ? raw : unreadable(path, raw, "an object", issues);
+  // An object whose fields the spec does not show is stored as any JSON: whatever came in its place is kept too.
+  if (schema instanceof z.ZodRecord) return isPlainObject(raw) ? raw : keptAsSent(path, raw, "an object", issues);
   // Any JSON value fits, null included; only a field left out does not.
   if (isAnyValue(schema) && raw === undefined) return unreadable(path, raw, "a value", issues);
   // A leaf that fits its schema as it came needs no second look.
@@ -202,7 +209,8 @@ function holdsObjects(schema: z.ZodArray): boolean {
 
 /**
  * The items of a list of records as it arrived, and how it deviated: a list; an object keyed by index
- * (`{"0": …, "1": …}`, as some serializers write a list); the JSON text of a list; or a single record where a
+ * (`{"0": …, "1": …}`, as some serializers write a list) or by each record's id (`{"1001": {"id": 1001, …}}`,
+ * a map from id to record); the JSON text of a list; or a single record where a
  * list is documented, which is that list of one. Undefined for anything else. Read as null, the records and
  * all below them would be lost without a trace; each item's own issues sit at `<path>.<index>.…`.
  * Decoded from JSON text, the items are made storable (storable-text.ts), their replacements named in `issues`
@@ -220,6 +228,10 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
   // Integer keys enumerate in ascending order: "0".."n-1" each at its own place is a list.
   if (keys.length > 0 && keys.every((key, index) => key === String(index))) {
     return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
+  }
+  // A map from each record's id to the record, as serializers of such a map write it.
+  if (keys.length > 0 && keys.every((key) => isPlainObject(raw[key]) && String(raw[key].id) === key)) {
+    return { items: Object.values(raw), deviation: "a list sent as an object keyed by each record's id; read as that list" };
   }
   return { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
 }

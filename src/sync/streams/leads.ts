@@ -250,8 +250,9 @@ const LEAD_SOFT_DELETES: SoftDeleteRule<Lead>[] = [
 
 /** What a lead's payload holds below it: its contact, schedules, and their replies and clicks. */
 export function recordsBelowLead(payload: unknown): number {
-  const lead = payload as { contact?: unknown; schedules?: unknown } | null;
-  const schedules = itemsOf(lead?.schedules) as ({ replies?: unknown; link_click_events?: unknown } | null)[];
+  // Read as the tolerant reader reads it: a lead (or a schedule) sent as a one-item list is that object.
+  const lead = objectAsRead(payload) as { contact?: unknown; schedules?: unknown } | null;
+  const schedules = itemsOf(lead?.schedules).map(objectAsRead) as ({ replies?: unknown; link_click_events?: unknown } | null)[];
   const nested = (list: unknown) => itemsOf(list).length;
   return (lead?.contact ? 1 : 0) + schedules.reduce((sum, item) => sum + 1 + nested(item?.replies) + nested(item?.link_click_events), 0);
 }
