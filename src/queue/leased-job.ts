@@ -3,6 +3,7 @@ import type { Rhythm } from "../sync/campaign-sync.ts";
 import type { DiscoveredCampaign } from "./cadence.ts";
 import type { LeaseScope, RunLeases } from "./run-lease.ts";
 import { settle, verdictOfError, verdictOfRun, type RunResult, type Verdict } from "./verdict.ts";
+import { LinkedSignal } from "../linked-signal.ts";
 
 /**
  * What every processor shares: the engine it calls (injected; the engine owns
@@ -73,7 +74,8 @@ export async function processLeased<R extends RunResult>(
   assertAccount(job, base.account);
   const lease = await base.leases.acquire(base.account, leased.scope);
   if (lease === null) return leased.whenBusy();
-  const signal = AbortSignal.any([base.shutdown, lease.signal]);
+  const linked = new LinkedSignal([base.shutdown, lease.signal]);
+  const signal = linked.signal;
   let verdict: Verdict;
   let result: R | undefined;
   try {
@@ -82,6 +84,7 @@ export async function processLeased<R extends RunResult>(
   } catch (error) {
     verdict = verdictOfError(error, signal);
   } finally {
+    linked.dispose();
     await lease.release();
   }
   await settle(verdict, job, token, leased.queue, base.busyDelayMs);

@@ -8,6 +8,7 @@ import { throwIfAborted } from "./stream-run.ts";
 import { RunLedger, type RunSummary } from "./run-ledger.ts";
 import { ACCOUNT_STREAMS } from "./streams/index.ts";
 import { isUnknownCampaign, UnknownCampaignError } from "./unknown-campaign.ts";
+import { LinkedSignal } from "../linked-signal.ts";
 
 /**
  * The three ways a sync runs, each recorded as one row of `sync_runs`:
@@ -66,7 +67,7 @@ export class CampaignBusyError extends Error {
   }
 }
 
-interface HeldCampaign {
+interface HeldLock {
   /** The caller's context, its signal also aborted when a lock is lost. */
   ctx: SyncContext;
   release(): Promise<void>;
@@ -79,18 +80,28 @@ interface HeldCampaign {
  * holds them all. Throws CampaignBusyError, holding nothing, when another
  * process holds one.
  */
-async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhythm, holder?: string): Promise<HeldCampaign> {
+async function holdCampaign(ctx: SyncContext, campaignUid: string, rhythm: Rhythm, holder?: string): Promise<HeldLock> {
   if (!ctx.locks) return { ctx, release: async () => undefined };
   const rhythms = rhythm === "all" ? (["leads", "events"] as const) : [rhythm];
   const names = [...rhythms.map((each) => campaignLockName(ctx.account, campaignUid, each)), ...(holder === undefined ? [] : [holder])];
   const lock = await ctx.locks.acquire(names);
   if (lock === null) throw new CampaignBusyError(campaignUid);
-  return { ctx: underLock(ctx, lock), release: () => lock.release() };
+  return underLock(ctx, lock);
 }
 
-/** The context stopped also when the lock is lost (its session ended): work done under a lock stops with it. */
-function underLock(ctx: SyncContext, lock: RunLock): SyncContext {
-  return { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, lock.signal]) : lock.signal };
+/**
+ * The context stopped also when the lock is lost (its session ended): work done under a lock stops with it.
+ * Releasing the lock unlinks the context's signal from the caller's, which may live as long as the process.
+ */
+function underLock(ctx: SyncContext, lock: RunLock): HeldLock {
+  const linked = new LinkedSignal([ctx.signal, lock.signal]);
+  return {
+    ctx: { ...ctx, signal: linked.signal },
+    release: async () => {
+      linked.dispose();
+      await lock.release();
+    },
+  };
 }
 
 /** Waits between tries of the lock another process's discovery holds, doubling: each try opens a connection. */
@@ -118,13 +129,13 @@ async function holdDiscovery(ctx: SyncContext): Promise<RunLock | undefined> {
 
 async function discover(ctx: SyncContext, ledger: RunLedger): Promise<CampaignRef[]> {
   const lock = await holdDiscovery(ctx);
+  const held = lock ? underLock(ctx, lock) : { ctx, release: async () => undefined };
   try {
-    const run = lock ? underLock(ctx, lock) : ctx;
     for (const stream of ACCOUNT_STREAMS) {
-      ledger.add(await runStream(run, stream, { account: ctx.account, campaignUid: null }, { runId: ledger.runId }));
+      ledger.add(await runStream(held.ctx, stream, { account: ctx.account, campaignUid: null }, { runId: ledger.runId }));
     }
   } finally {
-    await lock?.release();
+    await held.release();
   }
   return ctx.db
     .selectFrom("campaigns")

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import PQueue from "p-queue";
 import { Pool } from "undici";
 import { bodyText, UndecodableBodyError, type BodyText } from "./body-text.ts";
+import { LinkedSignal } from "../linked-signal.ts";
 import { API_KEY_HEADER } from "./endpoints.ts";
 import { UpstreamError } from "./errors.ts";
 import type { ClientHooks } from "./hooks.ts";
@@ -150,23 +151,25 @@ export class HttpTransport {
   ): Promise<{ body: unknown; sentAt: Date; bytes: number; careful: boolean }> {
     await this.#options.limiter.acquire(signal);
     // The timeout starts only now, so time spent queued or paused never counts against an attempt.
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    const attemptSignal = new LinkedSignal([signal], this.#options.timeoutMs);
     const sentAt = new Date();
     const started = performance.now();
     tally.requests += 1;
     let response: RawResponse;
     try {
-      response = await this.#send(request, signal ? AbortSignal.any([signal, timeout]) : timeout);
+      response = await this.#send(request, attemptSignal.signal);
     } catch (error) {
       // Tallied above, so reported too: the metrics count every attempt a run's requests count.
       if (signal?.aborted) {
         this.#reportNoAnswer(request, attempt, started, "the caller stopped waiting", true);
         throw signal.reason;
       }
-      const failure = this.#networkError(request, error, timeout.aborted);
+      const failure = this.#networkError(request, error, attemptSignal.timedOut);
       this.#log(request, attempt, started, undefined, failure.message);
       this.#reportNoAnswer(request, attempt, started, failure.message, false);
       throw failure;
+    } finally {
+      attemptSignal.dispose();
     }
     this.#log(request, attempt, started, response.status);
     if (response.status >= 200 && response.status < 300) tally.answered += 1;
