@@ -174,11 +174,11 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
   }
 }
 
-/** Refuses a warehouse that lacks migrations, and closes the runs of a worker that was killed as aborted. */
+/** Refuses a warehouse that lacks migrations, and closes the runs of a worker that was killed as aborted (under any account). */
 async function prepareWarehouse(runtime: Runtime, config: Config, logger: Logger): Promise<void> {
   await requireMigrated(runtime.warehouse);
   // Before any run opens: the status page and /metrics count a dead worker's runs as running until then.
-  const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, config.account);
+  const abandoned = await closeAbandonedRuns(runtime.warehouse.db, runtime.warehouse.locks, null);
   if (abandoned > 0) logger.info({ runs: abandoned }, "closed runs whose worker is gone as aborted");
 }
 

@@ -157,12 +157,20 @@ export class RunLedger {
  * no session holds the lock the run named as its holder (PostgreSQL released
  * it when that process's connection ended). Called when any run of the
  * account opens and when the worker starts, so a dead worker's runs are closed
- * by the next run. Sweeps at once close a row once: the update re-checks that
- * it is still running. Returns how many it closed.
+ * by the next run. A worker sweeps every account's (`account` null): one
+ * restarted under a new COLDSYNC_ACCOUNT would leave the old name's runs
+ * `running` for ever, and whose process is gone does not depend on the account.
+ * Sweeps at once close a row once: the update re-checks that it is still
+ * running. Returns how many it closed.
  */
-export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, account: string, at: Date = new Date()): Promise<number> {
+export async function closeAbandonedRuns(db: Kysely<Database>, locks: RunLocks, account: string | null, at: Date = new Date()): Promise<number> {
   // `running` as a literal, not a parameter: the partial index on running rows then serves whatever plan PostgreSQL picks (a generic plan knows no parameter values).
-  const running = await db.selectFrom("sync_runs").select(["id", "holder"]).where("account", "=", account).where("outcome", "=", sql.lit("running")).execute();
+  const running = await db
+    .selectFrom("sync_runs")
+    .select(["id", "holder"])
+    .$if(account !== null, (query) => query.where("account", "=", account as string))
+    .where("outcome", "=", sql.lit("running"))
+    .execute();
   if (running.length === 0) return 0;
   const held = await locks.held(db, running.flatMap((row) => (row.holder === null ? [] : [row.holder])));
   const abandoned = running.filter((row) => row.holder === null || !held.has(row.holder)).map((row) => row.id);
