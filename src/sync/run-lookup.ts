@@ -144,10 +144,11 @@ async function gone<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamS
   const filter = { [stream.missing.column]: id };
   await inTransaction(ctx.db, async (trx) => {
     await resolveRejectedBefore(trx, scope, sourceOf(stream), readStartedAt, at, (eb) => eb.or([eb("record_key", "=", requestedKey(id)), eb("parent_key", "=", String(id))]));
-    await markDeleted(trx, stream.missing.table, filter as never, [], at);
+    // A read of the record made since the lookup started (a walk's page) is newer than this 404: the record stays.
+    await markDeleted(trx, stream.missing.table, filter as never, [], at, undefined, readStartedAt);
     for (const cascade of stream.cascade ?? []) {
       // From the record's own table a cascade takes what hangs from that record; further down, what hangs from the rows this deletion took.
-      await cascadeDeletes(trx, cascade, cascade.from === stream.missing.table ? filter : { _deleted_at: at }, at);
+      await cascadeDeletes(trx, cascade, cascade.from === stream.missing.table ? filter : { _deleted_at: at }, at, readStartedAt);
     }
   });
 }

@@ -2,7 +2,7 @@ import { sql, type ExpressionOrFactory, type Kysely, type SqlBool, type Transact
 import type { ReadRecord, RejectedRecord } from "../upstream/client.ts";
 import { rejectedIdentity } from "../upstream/parsing.ts";
 import type { Database } from "../warehouse/database.ts";
-import { findMissing, markDeleted, markDeletedKeys, type MissingRows } from "../warehouse/mark-deleted.ts";
+import { findMissing, markDeleted, markDeletedKeys, softDeleteWhere, type MissingRows } from "../warehouse/mark-deleted.ts";
 import { arrayLiteral } from "../warehouse/array-literal.ts";
 import { columnTypes, typeOf } from "../warehouse/column-arrays.ts";
 import { NATURAL_KEYS, type SyncedTableName } from "../warehouse/tables.ts";
@@ -128,11 +128,11 @@ export class WalkCoverage<R> {
       if (this.#blocked[index]) continue;
       // Rules are data typed per stream; the warehouse checks table, scope and key columns at run time.
       const marked = this.#confirms(rule)
-        ? await markDeletedKeys(db, rule.table, rule.within(scope) as never, (this.#gone.get(rule.table) ?? []) as never[], at)
+        ? await markDeletedKeys(db, rule.table, rule.within(scope) as never, (this.#gone.get(rule.table) ?? []) as never[], at, readStartedAt)
         : await this.#markUnseen(db, index, scope, at, readStartedAt);
       deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
-    await this.#cascade(db, scope, at, deleted);
+    await this.#cascade(db, scope, at, deleted, readStartedAt);
   }
 
   /**
@@ -157,10 +157,10 @@ export class WalkCoverage<R> {
       const gone = new Set(this.#confirms(rule) ? (this.#gone.get(rule.table) ?? []).map(named) : missing.map(named).filter((text) => before.has(text)));
       const goneKeys = missing.filter((key) => gone.has(named(key)));
       toJudge.push(...missing.map(named).filter((text) => !gone.has(text)));
-      const marked = await markDeletedKeys(db, rule.table, rule.within(scope) as never, goneKeys as never[], at);
+      const marked = await markDeletedKeys(db, rule.table, rule.within(scope) as never, goneKeys as never[], at, readStartedAt);
       deleted.set(rule.table, (deleted.get(rule.table) ?? 0) + marked);
     }
-    await this.#cascade(db, scope, at, deleted);
+    await this.#cascade(db, scope, at, deleted, readStartedAt);
     return toJudge;
   }
 
@@ -188,14 +188,14 @@ export class WalkCoverage<R> {
    * Soft-deletes what hangs from the rows this read deleted (`deleted`: per table, how many). A cascade's rows count
    * as deleted by this read for the cascades after it (a lead's schedules, then their events).
    */
-  async #cascade(db: Executor, scope: StreamScope, at: Date, deleted: Map<SyncedTableName, number>): Promise<void> {
+  async #cascade(db: Executor, scope: StreamScope, at: Date, deleted: Map<SyncedTableName, number>, observedAt: Date | undefined): Promise<void> {
     for (const cascade of this.#stream.cascade ?? []) {
       const parents = this.#rules.find((rule) => rule.table === cascade.from);
       // Only what this read deleted (nearly always nothing, and then no query): children of parents deleted
       // before were cascaded then, and one a listing brought back since (a reply of a deleted schedule) is
       // live by that listing's word.
       if (!parents || (deleted.get(cascade.from) ?? 0) === 0) continue;
-      const marked = await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at);
+      const marked = await cascadeDeletes(db, cascade, { ...parents.within(scope), _deleted_at: at }, at, observedAt);
       for (const [table, count] of marked) deleted.set(table, (deleted.get(table) ?? 0) + count);
     }
   }
@@ -265,7 +265,13 @@ export async function resolveRejectedBefore(db: Executor, scope: StreamScope, st
  * a join that reads every child row of the warehouse. Returns how many rows
  * of each child table it marked.
  */
-export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentFilter: Record<string, unknown>, at: Date): Promise<Map<SyncedTableName, number>> {
+export async function cascadeDeletes(
+  db: Executor,
+  cascade: CascadeRule,
+  parentFilter: Record<string, unknown>,
+  at: Date,
+  observedAt?: Date,
+): Promise<Map<SyncedTableName, number>> {
   const marked = new Map<SyncedTableName, number>();
   const parentKey = NATURAL_KEYS[cascade.from][0] as string;
   let parents = db.selectFrom(cascade.from).select(sql.ref(parentKey).as("key")).where(sql.ref("_deleted_at"), "is not", null);
@@ -274,11 +280,8 @@ export async function cascadeDeletes(db: Executor, cascade: CascadeRule, parentF
   if (keys.length === 0) return marked;
   for (const child of cascade.children) {
     const type = typeOf(await columnTypes(db, child.table), child.table, child.column);
-    const result = await sql`
-      UPDATE ${sql.id(child.table)} AS c SET _deleted_at = CAST(${at} AS timestamptz)
-       WHERE c._deleted_at IS NULL
-         AND c.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`.execute(db);
-    marked.set(child.table, (marked.get(child.table) ?? 0) + Number(result.numAffectedRows ?? 0));
+    const hanging = sql`t._deleted_at IS NULL AND t.${sql.id(child.column)} = ANY(CAST(${arrayLiteral(keys, false)} AS ${sql.raw(type)}[]))`;
+    marked.set(child.table, (marked.get(child.table) ?? 0) + (await softDeleteWhere(db, child.table, at, hanging, observedAt)));
   }
   if (cascade.checkpointsUnder !== undefined) {
     await sql`

@@ -27,7 +27,8 @@ export interface MissingRows<T extends SyncedTableName> {
  * orders its observations (`_observed_at`) that were observed at or after it:
  * another read (a lead's refresh beside its campaign's walk) saw them later
  * than the read that did not. Rows are never removed; an upsert of the same
- * key later clears `_deleted_at`.
+ * key later clears `_deleted_at`, if its read is newer than the deletion's
+ * (softDeleteWhere).
  */
 export async function markDeleted<T extends SyncedTableName>(
   db: Executor,
@@ -38,7 +39,7 @@ export async function markDeleted<T extends SyncedTableName>(
   protectedRows?: ProtectedRows,
   observedBefore?: Date,
 ): Promise<number> {
-  return softDeleteWhere(db, table, deletedAt, await missingCondition(db, table, { scope, keepKeys, protectedRows, observedBefore }));
+  return softDeleteWhere(db, table, deletedAt, await missingCondition(db, table, { scope, keepKeys, protectedRows, observedBefore }), observedBefore);
 }
 
 /**
@@ -57,27 +58,38 @@ export async function findMissing<T extends SyncedTableName>(db: Executor, table
   return found.rows;
 }
 
-/** Soft-deletes the live rows of `table` inside `scope` whose natural key is one of `keys` (nearly always none: then no query). */
+/**
+ * Soft-deletes the live rows of `table` inside `scope` whose natural key is one of `keys` (nearly always none: then
+ * no query); `observedAt`: when the read that found them gone started (softDeleteWhere).
+ */
 export async function markDeletedKeys<T extends SyncedTableName>(
   db: Executor,
   table: T,
   scope: Partial<RowInput<T>>,
   keys: readonly NaturalKey<T>[],
   deletedAt: Date,
+  observedAt?: Date,
 ): Promise<number> {
   if (keys.length === 0) return 0;
   const types = await columnTypes(db, table);
   const listed = sql`t._deleted_at IS NULL
          ${sql.join(scopeConditions(table, scope), sql` `)}
          AND ${keyTuple(table)} IN (${keySet(table, types, keys)})`;
-  return softDeleteWhere(db, table, deletedAt, listed);
+  return softDeleteWhere(db, table, deletedAt, listed, observedAt);
 }
 
-/** Sets `_deleted_at` on the rows of `table` (aliased `t`) that `condition` selects; how many it marked. */
-async function softDeleteWhere(db: Executor, table: SyncedTableName, deletedAt: Date, condition: RawBuilder<unknown>): Promise<number> {
+/**
+ * Sets `_deleted_at` on the rows of `table` (aliased `t`) that `condition` selects; how many it marked. A deletion
+ * is an observation too: in a table that orders its observations, `_observed_at` moves to `observedAt` (when the
+ * read that found the rows gone started), so a read made before it and written after it does not bring them back.
+ */
+export async function softDeleteWhere(db: Executor, table: SyncedTableName, deletedAt: Date, condition: RawBuilder<unknown>, observedAt?: Date): Promise<number> {
+  const observed = observedAt !== undefined && (await columnTypes(db, table)).has("_observed_at");
   const { rows } = await sql<{ marked: number }>`
     WITH marked AS (
-      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz) WHERE ${condition} RETURNING 1
+      UPDATE ${sql.id(table)} AS t SET _deleted_at = CAST(${deletedAt} AS timestamptz)
+        ${observed ? sql`, _observed_at = GREATEST(t._observed_at, CAST(${observedAt} AS timestamptz))` : sql``}
+       WHERE ${condition} RETURNING 1
     )
     SELECT count(*) AS marked FROM marked`.execute(db);
   return rows[0]?.marked ?? 0;

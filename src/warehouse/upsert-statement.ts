@@ -118,7 +118,8 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
     if (oneSource !== undefined && !oneSource.includes(column)) return sql`CASE WHEN ${summaryFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
     return newValue(column);
   };
-  const revived = !revive ? sql`false` : full ? sql`(${summaryFresh} AND t._deleted_at IS NOT NULL)` : sql`t._deleted_at IS NOT NULL`;
+  // A deletion moves the row's observation (mark-deleted.ts): only a read newer than it brings the row back.
+  const revived = !revive ? sql`false` : observed ? sql`(${summaryFresh} AND t._deleted_at IS NOT NULL)` : sql`t._deleted_at IS NOT NULL`;
   const changed =
     compared.length === 0 ? revived : sql`((${list(compared, "t")}) IS DISTINCT FROM (${sql.join(compared.map(written))}) OR ${revived})`;
   const newest = (column: string) => sql`${sql.id(column)} = GREATEST(t.${sql.id(column)}, excluded.${sql.id(column)})`;
@@ -127,7 +128,7 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
     ...(observed && !onChangeOnly
       ? [...observations.map(newest), sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
       : [...(observed ? [newest(OBSERVED_AT)] : []), sql`_synced_at = excluded._synced_at`]),
-    ...(revive ? [full ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
+    ...(revive ? [observed ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
   ]);
   // An observation older than the row's never wins; a newer one that changes nothing records that it was made,
   // except where the observation moves only with a change. Where columns follow different reads, `changed`
