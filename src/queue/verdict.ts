@@ -14,7 +14,7 @@ import { UpstreamError } from "../upstream/errors.ts";
  *   job steps aside for a while, without spending an attempt;
  * - rate-limited (a 429 the client's retries could not ride out): the whole
  *   queue pauses for Retry-After and the job waits, without spending an attempt;
- * - unrecoverable (401 bad key, 404 gone, or only errors a retry would repeat):
+ * - unrecoverable (401 bad key, or only errors a retry would repeat):
  *   the job fails now, with the reason;
  * - retry: the job fails this attempt and BullMQ retries it with backoff.
  */
@@ -60,14 +60,14 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
   const reason = clip(description, MAX_REASON_LENGTH) || "the run failed without naming an error";
   const upstream = errors.filter((error): error is UpstreamError => error instanceof UpstreamError);
   if (upstream.some((error) => error.status === 401)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
-  if (upstream.some((error) => error.status === 404)) return { kind: "unrecoverable", reason: `not found upstream (404): ${reason}` };
   const throttled = upstream.filter((error) => error.status === 429);
   if (throttled.length > 0) {
     const ms = Math.max(...throttled.map((error) => pauseAfter(error.retryAfterMs)));
     return { kind: "rate-limited", ms, reason };
   }
-  // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt.
-  const worthRetrying = errors.some((error) => !(error instanceof UpstreamError) || error.retryable);
+  // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt. So is a 404
+  // that outlived the run: a campaign found gone ends its run cleanly (syncCampaign), so what is left is a stray one.
+  const worthRetrying = errors.some((error) => !(error instanceof UpstreamError) || error.retryable || error.status === 404);
   return worthRetrying ? { kind: "retry", reason } : { kind: "unrecoverable", reason };
 }
 

@@ -26,11 +26,15 @@ describe("verdictOfRun", () => {
     expect(verdictOfRun(run("aborted"), live).kind).toBe("interrupted");
   });
 
-  it("fails at once on 401 and 404, naming the stream and the campaign", () => {
+  it("fails at once on 401, naming the stream and the campaign", () => {
     const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)), live);
     expect(unauthorized).toMatchObject({ kind: "unrecoverable" });
     expect(unauthorized.kind === "unrecoverable" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
-    expect(verdictOfRun(run("partial", upstream(404, false)), live).kind).toBe("unrecoverable");
+  });
+
+  it("retries a 404 that outlived the run: a campaign found gone ends its run cleanly, so it was a stray one", () => {
+    expect(verdictOfRun(run("partial", upstream(404, false)), live).kind).toBe("retry");
+    expect(verdictOfRun(run("partial", upstream(404, false), upstream(400, false)), live).kind).toBe("retry");
   });
 
   it("pauses the queue for the longest Retry-After when a 429 outlived the client's retries", () => {

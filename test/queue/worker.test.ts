@@ -44,13 +44,13 @@ describe("worker service", () => {
     expect(new Set(rows.map((row) => row.worker))).toEqual(new Set(["first", "second"]));
   });
 
-  it("retries a retryable failure and fails a 404 at once with its reason", async () => {
+  it("retries a retryable failure and fails a 401 at once with its reason", async () => {
     nextPrefix();
     let flakyCalls = 0;
     const sync = recordingCampaignSync(warehouse().db, "w", 10);
     const service = await start({
       syncCampaign: async (campaignUid, rhythm, signal): Promise<RunResult> => {
-        if (campaignUid === "gone") return { runId: 0, outcome: "failed", failures: [{ campaignUid, stream: "campaign_detail", error: upstreamError(404, false) }] };
+        if (campaignUid === "refused") return { runId: 0, outcome: "failed", failures: [{ campaignUid, stream: "campaign_detail", error: upstreamError(401, false) }] };
         flakyCalls += 1;
         if (flakyCalls === 1) throw upstreamError(503, true);
         return sync(campaignUid, rhythm, signal);
@@ -58,14 +58,14 @@ describe("worker service", () => {
     });
     const queue = service.queues.campaignSync;
     await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "flaky" }]);
-    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "gone" }]);
+    await enqueueCampaignSyncs(queue, "sync-campaign", [{ account: ACCOUNT, campaignUid: "refused" }]);
     await expect.poll(() => queue.getCompletedCount(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => queue.getFailedCount(), { timeout: 10_000 }).toBe(1);
     const [completed] = await queue.getJobs(["completed"]);
     const [failed] = await queue.getJobs(["failed"]);
     expect(completed).toMatchObject({ data: { campaignUid: "flaky" }, attemptsMade: 2 });
-    expect(failed).toMatchObject({ data: { campaignUid: "gone" }, attemptsMade: 1 });
-    expect(failed?.failedReason).toMatch(/404.*campaign_detail of campaign gone/);
+    expect(failed).toMatchObject({ data: { campaignUid: "refused" }, attemptsMade: 1 });
+    expect(failed?.failedReason).toMatch(/401.*campaign_detail of campaign refused/);
   });
 
   it("waits between half the backoff and the whole of it before a retry, as docs/worker.md says", async () => {
