@@ -24,8 +24,13 @@ import { reportListingIssue, REPEATED, SHORT_LISTING } from "./walk-proof.ts";
  */
 
 export class ShortListingError extends Error {
-  constructor(stream: string, held: number, total: number) {
-    super(`the ${stream} listing held ${held} records (distinct, and the copies it repeated) where its total says ${total}: what it left out is not judged deleted`);
+  constructor(
+    stream: string,
+    readonly held: number,
+    readonly total: number,
+    consequence = "what it left out is not judged deleted",
+  ) {
+    super(`the ${stream} listing held ${held} records (distinct, and the copies it repeated) where its total says ${total}: ${consequence}`);
     this.name = "ShortListingError";
   }
 }

@@ -2,6 +2,7 @@ import { UpstreamError } from "../upstream/client.ts";
 import { isUsableKey } from "../upstream/parsing.ts";
 import type { SyncContext } from "./context.ts";
 import { listingTotal } from "./counts.ts";
+import { ShortListingError } from "./run-list.ts";
 import type { ScopeValues } from "./verify-values.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { walk } from "./walk.ts";
@@ -45,6 +46,8 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
   const keys = new Set<string>();
   if (stream.kind === "list") {
     const listing = await stream.fetch(ctx.client, scope, ctx.signal);
+    const positions = listing.records.length + listing.rejected.length;
+    if (listing.total !== null && positions < listing.total) throw new ShortListingError(stream.name, positions, listing.total, "nothing whole to compare with");
     for (const record of listing.records) keys.add(stream.key(record.value));
     await values?.begin(stream).compare(listing.records);
     return keys;

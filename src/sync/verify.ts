@@ -9,6 +9,7 @@ import { loadCheckpoint } from "./checkpoints.ts";
 import { checkpointKey } from "./stream-run.ts";
 import { recordVerification } from "./verifications.ts";
 import { campaignScopeLine } from "./verify-campaign.ts";
+import { ShortListingError } from "./run-list.ts";
 import { upstreamKeys, upstreamTotal, type ListedSchedules } from "./verify-listings.ts";
 import { historyLines } from "./verify-history.ts";
 import { orphanLines } from "./verify-orphans.ts";
@@ -133,9 +134,14 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
   } else {
     const values = valuesOf(account);
     for (const stream of ACCOUNT_STREAMS) {
-      const upstream = await upstreamKeys(run, stream as PagedStream<unknown> | ListStream<unknown>, account, undefined, values);
-      if (stream.name === "campaigns") for (const uid of upstream) upstreamCampaigns.add(uid);
-      lines.push(await keyedLine(run, stream as PagedStream<unknown> | ListStream<unknown>, account, upstream));
+      const listed = stream as PagedStream<unknown> | ListStream<unknown>;
+      lines.push(
+        await listedLine(run, listed, account, async () => {
+          const upstream = await upstreamKeys(run, listed, account, undefined, values);
+          if (stream.name === "campaigns") for (const uid of upstream) upstreamCampaigns.add(uid);
+          return upstream;
+        }),
+      );
     }
     lines.push(...(values?.lines() ?? []));
     const warehouseCampaigns = await liveKeySet(ctx.db, "campaigns", { _account: ctx.account });
@@ -161,8 +167,8 @@ async function campaignLines(
   const listed: ListedSchedules = { ids: new Set(), sequences: new Set(), unreadable: new Set(), read: false };
   const values = valuesOf(scope);
   if (values) await compareCampaignDetail(run, values, campaignUid);
-  const keyed = async (stream: (typeof COUNTED_STREAMS)[number]) =>
-    keyedLine(run, stream, scope, await upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
+  const keyed = (stream: (typeof COUNTED_STREAMS)[number]) =>
+    listedLine(run, stream, scope, () => upstreamKeys(run, stream, scope, stream === leads ? listed : undefined, values));
   const lines: VerifyLine[] = [];
   // `all` goes straight to the key sets. So does the unpaged replies listing, always: it is read whole either way,
   // and its length would count a reply it repeats twice, and miss one swapped for another. So do the leads of a
@@ -208,6 +214,23 @@ async function countedLine(ctx: SyncContext, stream: PagedStream<unknown>, scope
   const second = first === held ? first : await upstreamTotal(ctx, stream, scope);
   if (second === null || (second !== held && second !== first)) return undefined;
   return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected, ...(repeated > 0 ? { repeated } : {}) };
+}
+
+/** keyedLine of what the upstream lists; `unknown` when a whole listing says itself that it left records out. */
+async function listedLine(
+  ctx: SyncContext,
+  stream: PagedStream<unknown> | ListStream<unknown>,
+  scope: StreamScope,
+  listed: () => Promise<Set<string>>,
+): Promise<VerifyLine> {
+  try {
+    return await keyedLine(ctx, stream, scope, await listed());
+  } catch (error) {
+    if (!(error instanceof ShortListingError)) throw error;
+    const completeness = stream.completeness;
+    const warehouse = completeness ? await liveRows(ctx.db, completeness.table, completeness.within(scope)) : 0;
+    return { campaignUid: scope.campaignUid, stream: stream.name, status: "unknown", upstream: error.total, warehouse, rejected: 0, reason: error.message };
+  }
 }
 
 async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, upstream: Set<string>): Promise<VerifyLine> {

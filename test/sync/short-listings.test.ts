@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runFullSync } from "../../src/sync/runs.ts";
+import { verify } from "../../src/sync/verify.ts";
 import type { Reply } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
@@ -38,6 +39,20 @@ describe("a whole listing short of its own total", () => {
     expect(short[1]?.fieldIssues).toMatchObject({ "replies.total": 1 });
     expect(short[1]?.failures.map((failure) => `${failure.stream}: ${failure.error.message}`)).toEqual([
       "replies: the replies listing held 2 records (distinct, and the copies it repeated) where its total says 5: what it left out is not judged deleted",
+    ]);
+
+    // verify has nothing whole to compare with: it says so, instead of calling the replies the answer left out extra.
+    const lines = (await verify(h.context())).lines.filter((line) => line.status !== "ok");
+    expect(lines).toEqual([
+      {
+        campaignUid: CAMPAIGN,
+        stream: "replies",
+        status: "unknown",
+        upstream: 5,
+        warehouse: 5,
+        rejected: 0,
+        reason: "the replies listing held 2 records (distinct, and the copies it repeated) where its total says 5: nothing whole to compare with",
+      },
     ]);
 
     // Whole answers again, in the envelope: 9004 is gone once two of them in a row leave it out.
