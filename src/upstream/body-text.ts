@@ -11,9 +11,10 @@ import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "n
  * a word:
  * - a `Content-Encoding` (gzip, deflate, br, in the order they were applied)
  *   is undone; one Node cannot undo is an error naming it;
- * - a declared charset other than UTF-8 that the runtime knows (ISO-8859-1,
- *   windows-1252, …) decodes the bytes;
- * - bytes that are not UTF-8 where UTF-8 is meant each become a lone low
+ * - bytes that are UTF-8 are read as UTF-8, a byte order mark dropped;
+ * - bytes that are not, in a declared charset the runtime knows (ISO-8859-1,
+ *   windows-1252, …), are decoded by it;
+ * - bytes that are not UTF-8 where no such charset is declared each become a lone low
  *   surrogate U+DC80 + byte (Python's "surrogateescape"): the careful read
  *   (storable-text.ts) puts U+FFFD in its place and names the field, its raw
  *   value showing the byte (`\udce9` for 0xE9), and a key that held one places
@@ -30,14 +31,19 @@ export interface BodyText {
 export class UndecodableBodyError extends Error {}
 
 export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer): BodyText {
-  const plain = decompressed(headerValue(headers["content-encoding"]), bytes);
-  const charset = charsetOf(headerValue(headers["content-type"]));
-  if (charset !== undefined) {
-    const decoder = decoderFor(charset);
-    if (decoder !== undefined) return { text: decoder.decode(plain), escaped: false };
-  }
+  const plain = withoutUtf8Bom(decompressed(headerValue(headers["content-encoding"]), bytes));
+  // Bytes that are UTF-8 are read as UTF-8 whatever the label says: JSON is UTF-8 (RFC 8259 gives application/json
+  // no charset parameter), and servlet stacks label UTF-8 answers ISO-8859-1 by default.
   if (isUtf8(plain)) return { text: plain.toString("utf8"), escaped: false };
+  const charset = charsetOf(headerValue(headers["content-type"]));
+  const decoder = charset === undefined ? undefined : decoderFor(charset);
+  if (decoder !== undefined) return { text: decoder.decode(plain), escaped: false };
   return { text: surrogateEscaped(plain), escaped: true };
+}
+
+/** A UTF-8 byte order mark, which some servers write before JSON and JSON.parse refuses. */
+function withoutUtf8Bom(bytes: Buffer): Buffer {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
 }
 
 function headerValue(header: string | string[] | undefined): string {
@@ -74,7 +80,7 @@ function charsetOf(contentType: string): string | undefined {
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);
 
-/** A decoder for a declared charset other than UTF-8, when the runtime knows it; UTF-8 and unknown labels read as UTF-8. */
+/** A decoder for a declared charset other than UTF-8, when the runtime knows it. */
 function decoderFor(charset: string): TextDecoder | undefined {
   if (UTF8_LABELS.has(charset)) return undefined;
   try {

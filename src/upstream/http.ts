@@ -202,18 +202,20 @@ export class HttpTransport {
     return { status: answer.statusCode, headers: answer.headers, bytes: Buffer.from(await answer.body.arrayBuffer()) };
   }
 
-  /** The answer's text (body-text.ts), the API key replaced wherever the upstream echoed it. */
+  /**
+   * The answer's text (body-text.ts), the API key replaced wherever the upstream echoed it. Only a 2xx answer needs
+   * its body: any other is judged by its status (and Retry-After), the body being only its message.
+   */
   #decode(request: HttpRequest, response: RawResponse): BodyText {
     let decoded: BodyText;
     try {
       decoded = bodyText(response.headers, response.bytes);
     } catch (error) {
+      const reason = `a body that cannot be decoded: ${error instanceof Error ? error.message : String(error)}`;
+      if (response.status < 200 || response.status >= 300) return { text: `(${reason})`, escaped: false };
       // A cut compressed answer is a transport accident, asked again; a coding Node cannot undo stays so.
       const retryable = (request.idempotent ?? true) && !(error instanceof UndecodableBodyError);
-      throw this.#error(request, `status ${response.status} with a body that cannot be decoded: ${error instanceof Error ? error.message : String(error)}`, {
-        status: response.status,
-        retryable,
-      });
+      throw this.#error(request, `status ${response.status} with ${reason}`, { status: response.status, retryable });
     }
     return { ...decoded, text: this.#scrubBody(decoded.text) };
   }
