@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job, type Queue } from "bullmq";
 import { clip } from "../clip.ts";
+import { ShortListingError } from "../sync/run-list.ts";
 import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
 import { UpstreamError } from "../upstream/errors.ts";
 
@@ -67,7 +68,10 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
   }
   // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt. So is a 404
   // that outlived the run: a campaign found gone ends its run cleanly (syncCampaign), so what is left is a stray one.
-  const worthRetrying = errors.some((error) => !(error instanceof UpstreamError) || error.retryable || error.status === 404);
+  // A whole listing short of its own total (run-list.ts) would be as short again.
+  const worthRetrying = errors.some(
+    (error) => error instanceof UpstreamError ? error.retryable || error.status === 404 : !(error instanceof ShortListingError),
+  );
   return worthRetrying ? { kind: "retry", reason } : { kind: "unrecoverable", reason };
 }
 

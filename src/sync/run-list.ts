@@ -53,7 +53,9 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
       if (short) {
-        await saveCheckpoint(trx, key, { ...checkpoint, cursorOffset: 0, upstreamTotal: listing.total, fingerprint: null, scanStartedAt: null }, options.runId);
+        // Not a whole answer: it breaks the run of whole answers that leave a row out, which starts again.
+        const state = { ...checkpoint.state, missing: undefined };
+        await saveCheckpoint(trx, key, { ...checkpoint, cursorOffset: 0, upstreamTotal: listing.total, fingerprint: null, scanStartedAt: null, state }, options.runId);
         return;
       }
       const completedAt = new Date();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { verdictOfError, verdictOfRun, type RunResult } from "../../src/queue/verdict.ts";
+import { ShortListingError } from "../../src/sync/run-list.ts";
 import { UpstreamError } from "../../src/upstream/errors.ts";
 
 function upstream(status: number | undefined, retryable: boolean, retryAfterMs?: number): UpstreamError {
@@ -30,6 +31,12 @@ describe("verdictOfRun", () => {
     const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)), live);
     expect(unauthorized).toMatchObject({ kind: "unrecoverable" });
     expect(unauthorized.kind === "unrecoverable" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
+  });
+
+  it("does not retry a whole listing short of its own total: it would be as short again", () => {
+    const short = new ShortListingError("replies", 2, 5);
+    expect(verdictOfRun(run("partial", short), live).kind).toBe("unrecoverable");
+    expect(verdictOfRun(run("partial", short, upstream(503, true)), live).kind).toBe("retry");
   });
 
   it("retries a 404 that outlived the run: a campaign found gone ends its run cleanly, so it was a stray one", () => {

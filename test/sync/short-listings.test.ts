@@ -63,6 +63,31 @@ describe("a whole listing short of its own total", () => {
     expect(await live()).toEqual([9001, 9002, 9003, 9005]);
   });
 
+  it("starts the count of whole answers that leave a reply out again after a short answer (two whole answers in a row)", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    h.upstream.state.replies.set(CAMPAIGN, [reply(9001), reply(9002)]);
+    expect((await runFullSync(h.context())).outcome).toBe("succeeded");
+    const live = async () =>
+      (await h.warehouse.db.selectFrom("replies").select("id").where("_deleted_at", "is", null).orderBy("id").execute()).map((row) => row.id);
+
+    // 1. A whole answer (bare array) leaves 9002 out: it is remembered as missing once, and stays.
+    h.upstream.hook = (request) => (request.path === "/api/v1/replies/" ? { status: 200, body: [reply(9001)] } : undefined);
+    await runFullSync(h.context());
+    expect(await live()).toEqual([9001, 9002]);
+
+    // 2. The upstream lists 9002 again, in an answer short of its total: 9002 is read, written, live.
+    h.upstream.hook = (request) =>
+      request.path === "/api/v1/replies/" ? { status: 200, body: { data: [reply(9001), reply(9002)], total: 3 } } : undefined;
+    expect((await runFullSync(h.context())).outcome).toBe("partial");
+    expect(await live()).toEqual([9001, 9002]);
+
+    // 3. One whole answer leaves 9002 out again. Since it was last listed only this one whole answer left it out:
+    // README: "a row leaves only once two whole answers in a row leave it out".
+    h.upstream.hook = (request) => (request.path === "/api/v1/replies/" ? { status: 200, body: [reply(9001)] } : undefined);
+    await runFullSync(h.context());
+    expect(await live()).toEqual([9001, 9002]);
+  });
+
   it("keeps a workspace the envelope's total says the workspace listing left out", async () => {
     const h = await scripted({ status: "running", leads: 1 });
     const [main] = h.upstream.state.workspaces;
