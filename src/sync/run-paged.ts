@@ -44,13 +44,18 @@ import { judgeWalk, reportListingIssue, REPEATED, UNKNOWN_TOTAL, UNLISTED } from
 const UNBOUNDED = new ByteBudget(Number.POSITIVE_INFINITY);
 
 /** A walk that cannot prove it saw every record starts over, this many walks at most. */
-const MAX_PASSES = 4;
+export const MAX_PASSES = 4;
 
 /** How long an append stream continues at its end before it walks from the start again (about 60 events cycles). */
 export const APPEND_PROOF_MS = 60 * 60 * 1000;
 
 export class IncompleteWalkError extends Error {
-  constructor(stream: string, seen: number, total: number, passes: number) {
+  constructor(
+    stream: string,
+    readonly seen: number,
+    readonly total: number,
+    passes: number,
+  ) {
     super(`after ${passes} walks of ${stream} from the start, each read fewer positions still listed (last: ${seen}; distinct records, and the copies one page repeated) than the upstream's total (${total})`);
     this.name = "IncompleteWalkError";
   }

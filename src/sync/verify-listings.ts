@@ -2,10 +2,13 @@ import { UpstreamError } from "../upstream/client.ts";
 import { isUsableKey } from "../upstream/parsing.ts";
 import type { SyncContext } from "./context.ts";
 import { listingTotal } from "./counts.ts";
+import { IncompleteWalkError, MAX_PASSES } from "./run-paged.ts";
 import { ShortListingError } from "./run-list.ts";
+import { WalkCoverage } from "./soft-delete.ts";
 import type { ScopeValues } from "./verify-values.ts";
 import type { ListStream, PagedStream, StreamScope } from "./stream.ts";
 import { walk } from "./walk.ts";
+import { judgeWalk } from "./walk-proof.ts";
 
 /**
  * What the upstream lists, as verify reads it (verify.ts): a stream's keys in a scope, walked with the sync's
@@ -52,43 +55,60 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     await values?.begin(stream).compare(listing.records);
     return keys;
   }
-  let compared = values?.begin(stream);
-  const pages = walk({
-    fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
-    key: stream.key,
-    // Compared values: also those of records that arrived before a page's anchor, which no earlier page brought.
-    read: { record: (key) => keys.has(key), rejected: () => true },
-    start: { offset: 0, tail: [] },
-    pageSize: ctx.client.pageSize,
-    signal: ctx.signal,
-  });
-  let restarts = 0;
-  for await (const walked of pages) {
-    // Keys read before the walk started over no longer describe the listing.
-    if (walked.restarts !== restarts) {
+  // Walked as the sync walks (run-paged.ts): a walk that cannot prove it read every record walks again from the
+  // start, and one that never can is not compared (a record that moved while it was read would be missing, or extra).
+  for (let pass = 1; ; pass += 1) {
+    const coverage = new WalkCoverage(stream);
+    let compared = values?.begin(stream);
+    const reset = () => {
       keys.clear();
       schedules?.ids.clear();
       schedules?.sequences.clear();
       schedules?.unreadable.clear();
+      coverage.clear();
       compared = values?.begin(stream);
-    }
-    restarts = walked.restarts;
-    for (const record of walked.page.records) {
-      keys.add(stream.key(record.value));
-      if (schedules === undefined) continue;
-      const lead = record.value as ListedLead;
-      if (lead.schedules === null) schedules.unreadable.add(lead.uid);
-      for (const item of lead.schedules ?? []) {
-        if (item !== null && isUsableKey(item.id)) schedules.ids.add(String(item.id));
-        else schedules.unreadable.add(lead.uid);
-        if (item !== null && isUsableKey(item.email_data?.id)) schedules.sequences.add(String(item.email_data?.id));
+    };
+    reset();
+    const pages = walk({
+      fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
+      key: stream.key,
+      // Compared values: also those of records that arrived before a page's anchor, which no earlier page brought.
+      read: { record: (key) => keys.has(key), rejected: () => true },
+      start: { offset: 0, tail: [] },
+      pageSize: ctx.client.pageSize,
+      signal: ctx.signal,
+    });
+    let restarts = 0;
+    let step = await pages.next();
+    while (!step.done) {
+      const walked = step.value;
+      // Keys read before the walk started over no longer describe the listing.
+      if (walked.restarts !== restarts) reset();
+      restarts = walked.restarts;
+      coverage.add(walked.page.records, walked.page.rejected);
+      for (const record of walked.page.records) {
+        keys.add(stream.key(record.value));
+        if (schedules !== undefined) addSchedules(schedules, record.value as ListedLead);
       }
+      // Only the records past the page's anchor: the anchor was compared with the page before.
+      await compared?.compare(walked.fresh);
+      step = await pages.next();
     }
-    // Only the records past the page's anchor: the anchor was compared with the page before.
-    await compared?.compare(walked.fresh);
+    const judged = await judgeWalk(ctx, stream, scope, step.value, coverage, 0, pass >= MAX_PASSES, () => undefined);
+    if (judged === "again") continue;
+    if (judged.shortOf) throw new IncompleteWalkError(stream.name, judged.shortOf.seen, judged.shortOf.total, pass);
+    if (schedules !== undefined) schedules.read = true;
+    return keys;
   }
-  if (schedules !== undefined) schedules.read = true;
-  return keys;
+}
+
+function addSchedules(schedules: ListedSchedules, lead: ListedLead): void {
+  if (lead.schedules === null) schedules.unreadable.add(lead.uid);
+  for (const item of lead.schedules ?? []) {
+    if (item !== null && isUsableKey(item.id)) schedules.ids.add(String(item.id));
+    else schedules.unreadable.add(lead.uid);
+    if (item !== null && isUsableKey(item.email_data?.id)) schedules.sequences.add(String(item.email_data?.id));
+  }
 }
 
 /** A paged campaign stream's total: null when the listing announces none usable, 0 for a campaign the upstream no longer knows. */

@@ -10,6 +10,7 @@ import { checkpointKey } from "./stream-run.ts";
 import { recordVerification } from "./verifications.ts";
 import { campaignScopeLine } from "./verify-campaign.ts";
 import { ShortListingError } from "./run-list.ts";
+import { IncompleteWalkError } from "./run-paged.ts";
 import { upstreamKeys, upstreamTotal, type ListedSchedules } from "./verify-listings.ts";
 import { historyLines } from "./verify-history.ts";
 import { orphanLines } from "./verify-orphans.ts";
@@ -213,10 +214,16 @@ async function countedLine(ctx: SyncContext, stream: PagedStream<unknown>, scope
   // that disagrees is asked once more. The second answer stands when it agrees with the warehouse or with the first.
   const second = first === held ? first : await upstreamTotal(ctx, stream, scope);
   if (second === null || (second !== held && second !== first)) return undefined;
+  // The repeats were counted by the last proof, which a terminal campaign renews only at its rewalk: the upstream may
+  // have stopped repeating since. Keys tell, repeats or not.
+  if (repeated > 0 && second !== held) return undefined;
   return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected, ...(repeated > 0 ? { repeated } : {}) };
 }
 
-/** keyedLine of what the upstream lists; `unknown` when a whole listing says itself that it left records out. */
+/**
+ * keyedLine of what the upstream lists; `unknown` when a whole listing says itself that it left records out, or
+ * when no walk of a paged one could prove it read every record (it moved while verify read it).
+ */
 async function listedLine(
   ctx: SyncContext,
   stream: PagedStream<unknown> | ListStream<unknown>,
@@ -226,7 +233,7 @@ async function listedLine(
   try {
     return await keyedLine(ctx, stream, scope, await listed());
   } catch (error) {
-    if (!(error instanceof ShortListingError)) throw error;
+    if (!(error instanceof ShortListingError || error instanceof IncompleteWalkError)) throw error;
     const completeness = stream.completeness;
     const warehouse = completeness ? await liveRows(ctx.db, completeness.table, completeness.within(scope)) : 0;
     return { campaignUid: scope.campaignUid, stream: stream.name, status: "unknown", upstream: error.total, warehouse, rejected: 0, reason: error.message };
