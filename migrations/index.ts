@@ -17,6 +17,7 @@ import * as linkClickIdsNotUnique from "./0015_link_click_ids_not_unique.ts";
 import * as contactsFollowLeadChanges from "./0016_contacts_follow_lead_changes.ts";
 import * as leadAndReplyObservations from "./0017_lead_and_reply_observations.ts";
 import * as contactsLiveWithTheirLeads from "./0018_contacts_live_with_their_leads.ts";
+import * as verificationScope from "./0019_verification_scope.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   "0016_contacts_follow_lead_changes": contactsFollowLeadChanges,
   "0017_lead_and_reply_observations": leadAndReplyObservations,
   "0018_contacts_live_with_their_leads": contactsLiveWithTheirLeads,
+  "0019_verification_scope": verificationScope,
 };

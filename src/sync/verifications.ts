@@ -3,11 +3,14 @@ import type { Database } from "../warehouse/database.ts";
 import type { RunTrigger } from "./context.ts";
 import type { VerifyLine, VerifyResult } from "./verify.ts";
 
-/** Each verification's verdict, kept in `verifications` so that every worker's /metrics shows the last one. */
+/**
+ * Each verification's verdict, kept in `verifications` so that every worker's /metrics shows the last one on the
+ * whole account (a `verify --campaign` is no verdict on the others).
+ */
 
 export async function recordVerification(
   db: Kysely<Database>,
-  account: string,
+  scope: { account: string; campaignUid: string | null },
   trigger: RunTrigger,
   startedAt: Date,
   result: VerifyResult,
@@ -15,7 +18,8 @@ export async function recordVerification(
   await db
     .insertInto("verifications")
     .values({
-      account,
+      account: scope.account,
+      campaign_uid: scope.campaignUid,
       trigger,
       started_at: startedAt,
       finished_at: new Date(),
@@ -34,11 +38,13 @@ export interface LastVerification {
   problems: VerifyLine[];
 }
 
+/** The last verification of the whole account. */
 export async function lastVerification(db: Kysely<Database>, account: string): Promise<LastVerification | undefined> {
   const row = await db
     .selectFrom("verifications")
     .select(["finished_at", "checks", "lines"])
     .where("account", "=", account)
+    .where("campaign_uid", "is", null)
     .orderBy("finished_at", "desc")
     .limit(1)
     .executeTakeFirst();

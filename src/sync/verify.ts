@@ -112,7 +112,7 @@ const COUNTED_STREAMS = [leads, replies, linkClicks, emailOpens] as (PagedStream
 export async function verify(ctx: SyncContext, options: VerifyOptions = {}): Promise<VerifyResult> {
   const startedAt = new Date();
   const result = await reconcile(ctx, options);
-  await recordVerification(ctx.db, ctx.account, ctx.trigger, startedAt, result);
+  await recordVerification(ctx.db, { account: ctx.account, campaignUid: options.campaignUid ?? null }, ctx.trigger, startedAt, result);
   return result;
 }
 

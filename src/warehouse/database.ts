@@ -340,6 +340,8 @@ export interface RejectedRecordsTable {
 export interface VerificationsTable {
   id: Generated<number>;
   account: string;
+  /** The campaign a `verify --campaign` checked; null for the whole account. */
+  campaign_uid: string | null;
   trigger: RunTrigger;
   started_at: Timestamp;
   finished_at: Timestamp;
