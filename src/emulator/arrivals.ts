@@ -1,11 +1,11 @@
 import { TERMINAL_CAMPAIGN_STATUSES } from "../upstream/enums.ts";
+import { DAY_MS } from "./durations.ts";
 import { campaignSenders, createContact } from "./people.ts";
 import { planSchedules } from "./planning.ts";
 import type { Random } from "./random.ts";
 import { SCALES } from "./seed/scales.ts";
 import { seedCampaign } from "./seed/campaigns.ts";
 import { addContactList, addDomain } from "./seed/workspaces.ts";
-import { LINKS } from "./seed/vocabulary.ts";
 import type { CampaignRecord, LeadRecord, ScheduleRecord, WorkspaceRecord } from "./store/model.ts";
 import { addLead, recordClick, recordOpen } from "./store/records.ts";
 import type { Account, World } from "./store/world.ts";
@@ -51,17 +51,25 @@ function lateEventTime(world: World, schedule: ScheduleRecord, kind: "open" | "c
   return earliest < world.now ? random.int(earliest, world.now) : undefined;
 }
 
-function clickableLink(schedule: ScheduleRecord, random: Random): string {
-  return random.pick(schedule.sequence.links.length > 0 ? schedule.sequence.links : LINKS);
+/** Whether the campaign records events of this kind at all: only with its tracking on, and a click only on an email's own links. */
+function tracks(campaign: CampaignRecord, kind: "open" | "click"): boolean {
+  return kind === "open" ? campaign.settings.open_tracking_enabled : campaign.settings.click_tracking_enabled;
+}
+
+/** A sent email of the campaign that may gain a late event of this kind. */
+function trackedSchedule(campaign: CampaignRecord, kind: "open" | "click", random: Random): ScheduleRecord | undefined {
+  if (!tracks(campaign, kind)) return undefined;
+  const schedule = sentSchedule(campaign, random);
+  return schedule && (kind === "open" || schedule.sequence.links.length > 0) ? schedule : undefined;
 }
 
 /** A late open or click on an already sent email, dated between its send and now. */
 export function arriveLateEvent(world: World, campaign: CampaignRecord, kind: "open" | "click", random: Random): boolean {
-  const schedule = sentSchedule(campaign, random);
+  const schedule = trackedSchedule(campaign, kind, random);
   const at = schedule && lateEventTime(world, schedule, kind, random);
   if (!schedule || at === undefined) return false;
   if (kind === "open") recordOpen(world, schedule, at);
-  else recordClick(world, schedule, clickableLink(schedule, random), at);
+  else recordClick(world, schedule, random.pick(schedule.sequence.links), at);
   return true;
 }
 
@@ -71,12 +79,12 @@ export function arriveLateEvent(world: World, campaign: CampaignRecord, kind: "o
  * to the millisecond merges them into one. Dated, counted and nested like any late event.
  */
 export function arriveSubMillisecondEvents(world: World, campaign: CampaignRecord, kind: "open" | "click", random: Random): boolean {
-  const schedule = sentSchedule(campaign, random);
+  const schedule = trackedSchedule(campaign, kind, random);
   const at = schedule && lateEventTime(world, schedule, kind, random);
   if (!schedule || at === undefined) return false;
   const earlier = random.int(1, 998);
   const micros = [earlier, random.int(earlier + 1, 999)];
-  const link = clickableLink(schedule, random);
+  const link = kind === "click" ? random.pick(schedule.sequence.links) : "";
   for (const part of micros) {
     if (kind === "open") recordOpen(world, schedule, at, part);
     else recordClick(world, schedule, link, at, part);
@@ -87,8 +95,15 @@ export function arriveSubMillisecondEvents(world: World, campaign: CampaignRecor
 /** A lead added between two page requests; campaigns that can no longer gain leads gain nothing. */
 export function arriveLead(world: World, account: Account, campaign: CampaignRecord, random: Random): boolean {
   if (TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status)) return false;
-  joinLeads(world, account, campaign, 1, world.now, random);
+  joinLeads(world, account, campaign, 1, plannedFrom(world, campaign), random);
   return true;
+}
+
+/** Where a lead joining now is planned from: a campaign that has not started sends from its start (or, unscheduled, tomorrow). */
+function plannedFrom(world: World, campaign: CampaignRecord): number {
+  if (campaign.status === "running" || campaign.status === "paused") return world.now;
+  if (campaign.status === "scheduled" && campaign.scheduledStart !== null) return Math.max(world.now, campaign.scheduledStart);
+  return world.now + DAY_MS;
 }
 
 /** A campaign, domain or contact list created by someone else while the client pages. */

@@ -44,6 +44,8 @@ export function applyLifecycle(world: World, campaign: CampaignRecord, operation
       return;
     case "resume":
       campaign.paused = false;
+      // What fell due while paused goes out from now on, within the daily limit and the sending window.
+      planSchedules(campaign, campaign.leads.items, now);
       return;
     case "cancel":
       campaign.paused = false;

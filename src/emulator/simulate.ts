@@ -6,6 +6,7 @@ import { planSchedules } from "./planning.ts";
 import { CREDITS_BY_PLAN, addDomain } from "./seed/workspaces.ts";
 import type { CampaignRecord, DomainRecord, ScheduleRecord, WorkspaceRecord } from "./store/model.ts";
 import { generateSchedules } from "./store/records.ts";
+import { removeDomain } from "./store/removals.ts";
 import { iso } from "./store/render.ts";
 import type { Account, World } from "./store/world.ts";
 import { Tally } from "./tally.ts";
@@ -65,7 +66,11 @@ function step(world: World, account: Account, from: number, start: number, end: 
     if (campaign.status !== "running") continue;
     const importing = campaign.startedRunningAt !== null && end <= campaign.startedRunningAt + LEAD_IMPORT_DAYS * DAY_MS && hasUnsent(campaign);
     const joining = importing ? occurrences(account, NEW_LEADS_PER_DAY, end - start) : 0;
-    if (joining > 0) joinLeads(world, account, campaign, joining, start + Math.floor(account.random.next() * (end - start)), account.random, tally);
+    if (joining > 0) {
+      // Leads join while the campaign runs: never planned before it started (it may have started within this step).
+      const joinedAt = Math.max(start + Math.floor(account.random.next() * (end - start)), campaign.startedRunningAt ?? start);
+      joinLeads(world, account, campaign, joining, joinedAt, account.random, tally);
+    }
     const sent = sendDue(account, campaign, from, end, tally);
     if (sent !== undefined) lastSent.set(campaign, sent);
   }
@@ -159,8 +164,7 @@ function settleDomain(account: Account, domain: DomainRecord, days: number, to: 
     tally.changed("domains", domain);
   }
   if (domain.status === "deleting" && domain.deletionStartedOn !== null && domain.deletionStartedOn + DOMAIN_DELETION_MS <= to) {
-    account.domains.remove(domain);
-    domain.workspace.domains.remove(domain);
+    removeDomain(account, domain);
     tally.changed("domains", domain);
   }
 }

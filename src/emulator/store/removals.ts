@@ -1,5 +1,7 @@
 import type { CampaignRecord, ClickRecord, ContactListRecord, DomainRecord, LeadRecord, OpenRecord, ScheduleRecord } from "./model.ts";
 import type { Account } from "./world.ts";
+import { TERMINAL_CAMPAIGN_STATUSES } from "../../upstream/enums.ts";
+import { reassignSenders } from "../people.ts";
 
 /**
  * Records deleted upstream (the delete fault), removed from every index that holds them, so that the
@@ -65,10 +67,16 @@ export function removeCampaign(account: Account, campaign: CampaignRecord): bool
   return true;
 }
 
-/** A domain; callers pick one that no campaign sends from. */
+/**
+ * A domain; callers pick one that no campaign names as a sending domain. Its mailboxes go with it: the leads of
+ * campaigns that still send from their workspace's mailboxes get another (a lead sends from a live domain).
+ */
 export function removeDomain(account: Account, domain: DomainRecord): boolean {
   if (!account.domains.remove(domain)) return false;
-  domain.workspace.domains.remove(domain);
+  const { workspace } = domain;
+  workspace.domains.remove(domain);
+  workspace.senders = workspace.senders.filter((sender) => !sender.email.endsWith(`@${domain.domain}`));
+  for (const campaign of account.campaigns.items) if (!TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status)) reassignSenders(account, campaign);
   return true;
 }
 
