@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { sql, type Kysely } from "kysely";
@@ -40,6 +41,28 @@ export function workerEnv(settings: WorkerEnvironment, extra: Record<string, str
     COLDSYNC_LOG_LEVEL: "warn",
     ...extra,
   };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output: () => string;
+}
+
+/**
+ * `coldsync worker` (the bin, as `npx coldsync` runs it) in a child process with only `env` and PATH, added to
+ * `children`, which the test file kills after each test.
+ */
+export function spawnWorker(env: Record<string, string>, children: ChildProcess[], concurrency = 3): WorkerProcess {
+  const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "1s", "--concurrency", String(concurrency)], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  return { child, output: () => text };
 }
 
 /** Resolves once discovery has run and no campaign job of either rhythm is left to do (the events tick's next run aside). */

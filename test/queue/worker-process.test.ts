@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
@@ -10,7 +10,7 @@ import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { createTestDatabase, useTestDatabase } from "../support/database.ts";
 import { useEmulator } from "../support/emulator.ts";
 import { useTestRedis } from "../support/redis.ts";
-import { distinctiveApiKey, expectWarehouseToMatch, redisContents, waitUntilQuiet, workerEnv } from "./end-to-end.ts";
+import { distinctiveApiKey, expectWarehouseToMatch, redisContents, waitUntilQuiet, spawnWorker as spawnWorkerProcess, workerEnv, type WorkerProcess } from "./end-to-end.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 /**
@@ -45,17 +45,9 @@ afterAll(async () => {
   await warehouse.destroy();
 });
 
-function spawnWorker(overrides: Record<string, string> = {}): { child: ChildProcess; output: () => string } {
+function spawnWorker(overrides: Record<string, string> = {}): WorkerProcess {
   const env = workerEnv({ apiUrl: emulator().url, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix }, overrides);
-  const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "1s", "--concurrency", "3"], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  return { child, output: () => text };
+  return spawnWorkerProcess(env, children);
 }
 
 /** The id of a campaign run that starts after `afterId` and is still going. */

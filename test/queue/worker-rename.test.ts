@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +6,7 @@ import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useEmulator } from "../support/emulator.ts";
 import { useTestRedis } from "../support/redis.ts";
-import { distinctiveApiKey, waitUntilQuiet, workerEnv } from "./end-to-end.ts";
+import { distinctiveApiKey, waitUntilQuiet, spawnWorker as spawnWorkerProcess, workerEnv, type WorkerProcess } from "./end-to-end.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 /**
@@ -35,17 +35,9 @@ afterAll(async () => {
   await warehouse.destroy();
 });
 
-function spawnWorker(account: string): { child: ChildProcess; output: () => string } {
+function spawnWorker(account: string): WorkerProcess {
   const env = workerEnv({ apiUrl: emulator().url, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix }, { COLDSYNC_ACCOUNT: account });
-  const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "1s", "--concurrency", "2"], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  return { child, output: () => text };
+  return spawnWorkerProcess(env, children, 2);
 }
 
 describe("a killed worker, restarted under a new COLDSYNC_ACCOUNT", () => {

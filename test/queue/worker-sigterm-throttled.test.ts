@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,7 +10,7 @@ import type { Warehouse } from "../../src/warehouse/connect.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useEmulator } from "../support/emulator.ts";
 import { useTestRedis } from "../support/redis.ts";
-import { distinctiveApiKey, workerEnv } from "./end-to-end.ts";
+import { distinctiveApiKey, spawnWorker as spawnWorkerProcess, workerEnv, type WorkerProcess } from "./end-to-end.ts";
 import { openMigratedWarehouse } from "./warehouse.ts";
 
 /**
@@ -89,17 +89,8 @@ afterAll(async () => {
   await warehouse.destroy();
 });
 
-function spawnWorker(apiUrl: string): { child: ChildProcess; output: () => string } {
-  const env = workerEnv({ apiUrl, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix });
-  const child = spawn(process.execPath, ["bin/coldsync.js", "worker", "--stall-timeout", "1s", "--concurrency", "3"], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  return { child, output: () => text };
+function spawnWorker(apiUrl: string): WorkerProcess {
+  return spawnWorkerProcess(workerEnv({ apiUrl, apiKey: API_KEY, databaseUrl: databaseUrl(), redisUrl: testRedis.url, prefix: testRedis.prefix }), children);
 }
 
 describe("SIGTERM during a long Retry-After (HTTP date)", () => {

@@ -1,7 +1,7 @@
 import { afterEach } from "vitest";
 import { createLogger } from "../../src/logger.ts";
 import type { SyncContext } from "../../src/sync/context.ts";
-import type { Campaign } from "../../src/upstream/resources.ts";
+import type { Campaign, Lead, Reply } from "../../src/upstream/resources.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/connect.ts";
 import { migrateToLatest } from "../../src/warehouse/migrate.ts";
@@ -68,4 +68,15 @@ export function useScriptedCampaigns(databaseUrl: () => string, campaignUid: str
     open.push(made);
     return made;
   };
+}
+
+/** A reply to lead `index`'s first schedule, in the schedule and in the reply listing, as the upstream shows it once it arrives. */
+export function replyArrives(h: ScriptedCampaign, campaignUid: string, index: number, id: number): void {
+  const lead = h.upstream.state.leads.get(campaignUid)?.[index] as Lead;
+  const schedule = lead.schedules[0] as Lead["schedules"][number];
+  const reply = { id, body_plain_text: "Interested", body_html: "<p>Interested</p>", received_on: "2026-05-02T08:00:00.000Z", reply_classification: "positive" as const };
+  schedule.replies.push(reply);
+  schedule.reply_received = true;
+  const listed: Reply = { ...reply, schedule_id: schedule.id, mail_from: `${lead.uid}@example.com`, subject: "Re: Step 1" };
+  h.upstream.state.replies.set(campaignUid, [...(h.upstream.state.replies.get(campaignUid) ?? []), listed]);
 }

@@ -3,7 +3,7 @@ import { REFRESH_LIMIT } from "../../src/sync/campaign-sync.ts";
 import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
 import type { Lead, Reply } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
+import { replyArrives, useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
 import { holdRequests } from "../support/scripted-upstream.ts";
 
 /**
@@ -22,17 +22,6 @@ type Harness = ScriptedCampaign;
 async function harness(status: "created" | "running", leads = 5): Promise<Harness> {
   const made = await scripted({ status, leads, sentOn: status === "running" ? "2026-05-01T10:00:00.000Z" : null });
   return { ...made, context: (overrides = {}) => made.context({ trigger: "worker", locks: made.warehouse.locks, ...overrides }) };
-}
-
-/** A reply to lead `index`'s first schedule, in the schedule and in the reply listing, as the upstream shows it once it arrives. */
-function replyArrives(h: Harness, index: number, id: number): void {
-  const lead = h.upstream.state.leads.get(CAMPAIGN)?.[index] as Lead;
-  const schedule = lead.schedules[0] as Lead["schedules"][number];
-  const reply = { id, body_plain_text: "Interested", body_html: "<p>Interested</p>", received_on: "2026-05-02T08:00:00.000Z", reply_classification: "positive" as const };
-  schedule.replies.push(reply);
-  schedule.reply_received = true;
-  const listed: Reply = { ...reply, schedule_id: schedule.id, mail_from: `${lead.uid}@example.com`, subject: "Re: Step 1" };
-  h.upstream.state.replies.set(CAMPAIGN, [...(h.upstream.state.replies.get(CAMPAIGN) ?? []), listed]);
 }
 
 describe("the events rhythm", () => {
@@ -65,7 +54,7 @@ describe("the events rhythm", () => {
     const h = await harness("running");
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     h.requested();
-    replyArrives(h, 2, 7001);
+    replyArrives(h, CAMPAIGN, 2, 7001);
 
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect(h.requested()).toEqual([...EVENT_PATHS, "/api/v1/lead/"]);
@@ -76,7 +65,7 @@ describe("the events rhythm", () => {
 
   it("asks for no lead the walk has just read with its events", async () => {
     const h = await harness("running");
-    replyArrives(h, 1, 7002);
+    replyArrives(h, CAMPAIGN, 1, 7002);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     expect(h.requested().filter((path) => path === "/api/v1/lead/")).toEqual([]);
     expect(await h.warehouse.db.selectFrom("schedules").select("reply_received").where("id", "=", 1002).executeTakeFirstOrThrow()).toEqual({ reply_received: true });
@@ -85,7 +74,7 @@ describe("the events rhythm", () => {
   it("soft-deletes a lead the refresh finds gone, with its schedules, their events and its contact", async () => {
     const h = await harness("running");
     await runCampaignSync(h.context(), CAMPAIGN, "all");
-    replyArrives(h, 1, 7003);
+    replyArrives(h, CAMPAIGN, 1, 7003);
     h.upstream.hook = ({ path, query }) => (path === "/api/v1/lead/" && query.get("lead_uid") === "L2" ? { status: 404, body: { message: "no such lead" } } : undefined);
 
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
@@ -102,7 +91,7 @@ describe("the events rhythm", () => {
 
   it("leaves a reply the replies listing brought back live when a later walk deletes nothing new", async () => {
     const h = await harness("running", 3);
-    replyArrives(h, 1, 7005);
+    replyArrives(h, CAMPAIGN, 1, 7005);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     const lead = h.upstream.state.leads.get(CAMPAIGN)?.[1] as Lead;
     lead.schedules = [];
@@ -119,7 +108,7 @@ describe("the events rhythm", () => {
   it("keeps the leads a failed refresh did not reach, and refreshes them in the next cycle", async () => {
     const h = await harness("running");
     await runCampaignSync(h.context(), CAMPAIGN, "all");
-    replyArrives(h, 1, 7004);
+    replyArrives(h, CAMPAIGN, 1, 7004);
     h.upstream.hook = ({ path }) => (path === "/api/v1/lead/" ? { status: 500, body: { message: "down for a moment" } } : undefined);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).not.toBe("succeeded");
     const flagged = () => h.warehouse.db.selectFrom("schedules").select("reply_received").where("id", "=", 1002).executeTakeFirstOrThrow();
@@ -135,7 +124,7 @@ describe("the events rhythm", () => {
   it("refreshes, after a stop, the lead whose reply the stopped cycle had already stored behind its cursor", async () => {
     const h = await harness("running");
     await runCampaignSync(h.context(), CAMPAIGN, "all");
-    replyArrives(h, 3, 7005);
+    replyArrives(h, CAMPAIGN, 3, 7005);
     const stop = new AbortController();
     h.upstream.hook = ({ path }) => {
       if (path === EVENT_PATHS[1]) stop.abort();
@@ -158,7 +147,7 @@ describe("the events rhythm", () => {
     const h = await harness("running", REFRESH_LIMIT + 5);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     h.requested();
-    for (let index = 0; index < REFRESH_LIMIT + 5; index += 1) replyArrives(h, index, 8000 + index);
+    for (let index = 0; index < REFRESH_LIMIT + 5; index += 1) replyArrives(h, CAMPAIGN, index, 8000 + index);
     await runCampaignSync(h.context(), CAMPAIGN, "events");
     expect(h.requested().filter((path) => path === "/api/v1/lead/")).toHaveLength(REFRESH_LIMIT);
     await runCampaignSync(h.context(), CAMPAIGN, "events");
@@ -179,7 +168,7 @@ describe("the two rhythms of one campaign", () => {
     const { reached, release: releaseWalk } = holdRequests(h.upstream, "/api/v1/leads/", () => ({ status: 200, body: stalePage }));
     const walk = runCampaignSync(h.context(), CAMPAIGN, "leads");
     await reached;
-    replyArrives(h, 0, 7101);
+    replyArrives(h, CAMPAIGN, 0, 7101);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     releaseWalk();
     expect((await walk).outcome).toBe("succeeded");
@@ -198,7 +187,7 @@ describe("the two rhythms of one campaign", () => {
 describe("a leads page read before the events rhythm's reply listing, written after it", () => {
   it("leaves the classification the listing read, and brings the reply's lead", async () => {
     const h = await harness("running", 3);
-    replyArrives(h, 0, 7111);
+    replyArrives(h, CAMPAIGN, 0, 7111);
     await runCampaignSync(h.context(), CAMPAIGN, "all");
     const stalePage = JSON.parse(JSON.stringify({ data: h.upstream.state.leads.get(CAMPAIGN), total: 3 })) as unknown;
     const { reached, release: releaseWalk } = holdRequests(h.upstream, "/api/v1/leads/", () => ({ status: 200, body: stalePage }));
@@ -261,12 +250,12 @@ describe("the refresh's rejected records", () => {
   it("resolves the refresh's answer that could not be placed once a refresh reads the lead clean again", async () => {
     const h = await terminal();
     const refresh = refreshAnswers(h, ({ uid: _uid, ...withoutUid }) => withoutUid);
-    replyArrives(h, 0, 7201);
+    replyArrives(h, CAMPAIGN, 0, 7201);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
     expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: "requested=L1", parent_key: null, resolved_at: null }]);
 
     refresh.mend();
-    replyArrives(h, 0, 7202);
+    replyArrives(h, CAMPAIGN, 0, 7202);
     h.requested();
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect(h.requested()).toContain("/api/v1/lead/");
@@ -278,10 +267,10 @@ describe("the refresh's rejected records", () => {
   it("keeps the answer of a lead the next refresh does not ask for: a refresh names only the leads due now", async () => {
     const h = await terminal();
     refreshAnswers(h, ({ uid: _uid, ...withoutUid }) => withoutUid);
-    replyArrives(h, 0, 7205);
+    replyArrives(h, CAMPAIGN, 0, 7205);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
     h.upstream.hook = undefined;
-    replyArrives(h, 1, 7206);
+    replyArrives(h, CAMPAIGN, 1, 7206);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect(h.upstream.requests.filter((request) => request.startsWith("/api/v1/lead/")).at(-1)).toContain("lead_uid=L2");
     expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: "requested=L1", parent_key: null, resolved_at: null }]);
@@ -290,12 +279,12 @@ describe("the refresh's rejected records", () => {
   it("resolves a part of the refreshed lead that could not be placed once a refresh reads the lead without it", async () => {
     const h = await terminal();
     const refresh = refreshAnswers(h, (lead) => ({ ...lead, contact: { ...lead.contact, id: null } }));
-    replyArrives(h, 0, 7203);
+    replyArrives(h, CAMPAIGN, 0, 7203);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
     expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: null, parent_key: "L1", resolved_at: null }]);
 
     refresh.mend();
-    replyArrives(h, 0, 7204);
+    replyArrives(h, CAMPAIGN, 0, 7204);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect((await rejectedRows(h))[0]?.resolved_at).toBeInstanceOf(Date);
   });
@@ -303,12 +292,12 @@ describe("the refresh's rejected records", () => {
   it("resolves a part of the refreshed lead that could not be placed once a refresh finds the lead gone", async () => {
     const h = await terminal();
     refreshAnswers(h, (lead) => ({ ...lead, contact: { ...lead.contact, id: null } }));
-    replyArrives(h, 0, 7207);
+    replyArrives(h, CAMPAIGN, 0, 7207);
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("partial");
     expect(await rejectedRows(h)).toEqual([{ stream: "leads", record_key: null, parent_key: "L1", resolved_at: null }]);
 
     h.upstream.hook = undefined;
-    replyArrives(h, 0, 7208);
+    replyArrives(h, CAMPAIGN, 0, 7208);
     h.upstream.state.leads.set(CAMPAIGN, (h.upstream.state.leads.get(CAMPAIGN) ?? []).filter((lead) => lead.uid !== "L1"));
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
     expect(await h.warehouse.db.selectFrom("leads").select("_deleted_at").where("uid", "=", "L1").executeTakeFirstOrThrow()).toEqual({ _deleted_at: expect.any(Date) });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { runCampaignSync } from "../../src/sync/runs.ts";
-import type { Lead, Reply } from "../../src/upstream/resources.ts";
+import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
-import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
+import { replyArrives, useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
 import type { ScriptedHook } from "../support/scripted-upstream.ts";
 
 /** A read made before a deletion the warehouse recorded, and committed after it, across the two rhythms and discovery. */
@@ -14,16 +14,6 @@ const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
 async function harness(leads = 3): Promise<ScriptedCampaign> {
   const made = await scripted({ status: "running", leads, sentOn: "2026-05-01T10:00:00.000Z" });
   return { ...made, context: (overrides = {}) => made.context({ trigger: "worker", locks: made.warehouse.locks, ...overrides }) };
-}
-
-function replyArrives(h: ScriptedCampaign, index: number, id: number): void {
-  const lead = h.upstream.state.leads.get(CAMPAIGN)?.[index] as Lead;
-  const schedule = lead.schedules[0] as Lead["schedules"][number];
-  const reply = { id, body_plain_text: "Interested", body_html: "<p>Interested</p>", received_on: "2026-05-02T08:00:00.000Z", reply_classification: "positive" as const };
-  schedule.replies.push(reply);
-  schedule.reply_received = true;
-  const listed: Reply = { ...reply, schedule_id: schedule.id, mail_from: `${lead.uid}@example.com`, subject: "Re: Step 1" };
-  h.upstream.state.replies.set(CAMPAIGN, [...(h.upstream.state.replies.get(CAMPAIGN) ?? []), listed]);
 }
 
 /** A gate: requests `matching` wait until release() and are then answered with `answer()`. */
@@ -56,7 +46,7 @@ describe("a deletion the warehouse recorded from a newer read", () => {
     await walkGate.reached;
 
     // Meanwhile L2 gets a reply and is then deleted upstream: the events cycle refreshes L2, which answers 404 twice.
-    replyArrives(h, 1, 7003);
+    replyArrives(h, CAMPAIGN, 1, 7003);
     const leads = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
     h.upstream.state.leads.set(CAMPAIGN, leads.filter((lead) => lead.uid !== "L2"));
     expect((await runCampaignSync(h.context(), CAMPAIGN, "events")).outcome).toBe("succeeded");
@@ -82,7 +72,7 @@ describe("a deletion the warehouse recorded from a newer read", () => {
     expect(await deletedAt(h, "schedules", "id", 1101)).toBeNull();
 
     // A reply arrives on L1: the events cycle refreshes L1; that lookup is requested now and answered late.
-    replyArrives(h, 0, 7201);
+    replyArrives(h, CAMPAIGN, 0, 7201);
     const staleLead = JSON.parse(JSON.stringify(l1)) as unknown;
     const refreshGate = gate((path) => path === "/api/v1/lead/", () => ({ status: 200, body: staleLead }));
     h.upstream.hook = refreshGate.hook;
