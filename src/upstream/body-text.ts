@@ -30,8 +30,12 @@ export interface BodyText {
 
 export class UndecodableBodyError extends Error {}
 
-export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer): BodyText {
-  const plain = withoutUtf8Bom(decompressed(headerValue(headers["content-encoding"]), bytes));
+/** Far above any page (the sync holds about 2 MiB of answers at once), far below what would exhaust the process. */
+const MAX_DECODED_BYTES = 256 * 1024 * 1024;
+
+/** `maxBytes`: the most a compressed answer may decode to (a page is a few MiB at most; a bomb is refused). */
+export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer, maxBytes = MAX_DECODED_BYTES): BodyText {
+  const plain = withoutUtf8Bom(decompressed(headerValue(headers["content-encoding"]), bytes, { maxOutputLength: maxBytes }));
   // Bytes that are UTF-8 are read as UTF-8 whatever the label says: JSON is UTF-8 (RFC 8259 gives application/json
   // no charset parameter), and servlet stacks label UTF-8 answers ISO-8859-1 by default.
   if (isUtf8(plain)) return { text: plain.toString("utf8"), escaped: false };
@@ -50,26 +54,28 @@ function headerValue(header: string | string[] | undefined): string {
   return (Array.isArray(header) ? header.join(",") : (header ?? "")).trim();
 }
 
-function decompressed(contentEncoding: string, bytes: Buffer): Buffer {
+function decompressed(contentEncoding: string, bytes: Buffer, limit: { maxOutputLength: number }): Buffer {
   // Listed in the order they were applied: undone from the last.
   const codings = contentEncoding.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== "" && coding !== "identity");
   let body = bytes;
   for (const coding of codings.reverse()) {
     if (body.length === 0) break;
-    if (coding === "gzip" || coding === "x-gzip") body = gunzipSync(body);
-    else if (coding === "br") body = brotliDecompressSync(body);
-    else if (coding === "deflate") body = inflated(body);
+    if (coding === "gzip" || coding === "x-gzip") body = gunzipSync(body, limit);
+    else if (coding === "br") body = brotliDecompressSync(body, limit);
+    else if (coding === "deflate") body = inflated(body, limit);
     else throw new UndecodableBodyError(`an answer in a Content-Encoding coldsync cannot decode: ${coding}`);
   }
   return body;
 }
 
 /** `deflate` is meant to be zlib-wrapped (RFC 9110), and often sent raw. */
-function inflated(body: Buffer): Buffer {
+function inflated(body: Buffer, limit: { maxOutputLength: number }): Buffer {
   try {
-    return inflateSync(body);
-  } catch {
-    return inflateRawSync(body);
+    return inflateSync(body, limit);
+  } catch (error) {
+    // Past the limit: raw or wrapped, it is too large.
+    if (error instanceof RangeError) throw error;
+    return inflateRawSync(body, limit);
   }
 }
 

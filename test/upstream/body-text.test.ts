@@ -25,6 +25,13 @@ describe("an answer's bytes as text", () => {
     for (const [coding, bytes] of encodings) expect(bodyText({ "content-encoding": coding }, bytes).text, coding).toBe(JSON_TEXT);
   });
 
+  it("refuses an answer that decompresses past its limit (a bomb), however well it compresses", () => {
+    const zeros = gzipSync(Buffer.alloc(100_000));
+    expect(() => bodyText({ "content-encoding": "gzip" }, zeros, 10_000)).toThrow(RangeError);
+    expect(() => bodyText({ "content-encoding": "deflate" }, deflateSync(Buffer.alloc(100_000)), 10_000)).toThrow(RangeError);
+    expect(bodyText({ "content-encoding": "gzip" }, zeros, 100_000).text).toHaveLength(100_000);
+  });
+
   it("names a Content-Encoding it cannot undo, and fails on a cut compressed answer", () => {
     expect(() => bodyText({ "content-encoding": "zstd" }, utf8)).toThrow(new UndecodableBodyError("an answer in a Content-Encoding coldsync cannot decode: zstd"));
     expect(() => bodyText({ "content-encoding": "gzip" }, gzipSync(utf8).subarray(0, 20))).toThrow();
