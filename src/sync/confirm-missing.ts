@@ -93,7 +93,7 @@ export async function confirmMissing<R>(
   for (const key of asked) {
     throwIfAborted(ctx.signal);
     try {
-      const lookup = await askedTwiceOn404(() => rule.fetch(ctx.client, key, ctx.signal));
+      const lookup = await askedTwiceOn404(ctx.client, () => rule.fetch(ctx.client, key, ctx.signal), ctx.signal);
       const misplaced = answerForAnotherKey(stream, key, lookup.record);
       // An answer for another key tells nothing of this one: set aside, and its row stays, as for an unplaceable answer.
       if (misplaced === undefined) present.push(lookup);

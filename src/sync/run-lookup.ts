@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
-import { InvalidRecordError, UpstreamError, type ReadRecord, type RejectedRecord } from "../upstream/client.ts";
+import { InvalidRecordError, UpstreamError, type ReadRecord, type RejectedRecord, type UpstreamClient } from "../upstream/client.ts";
 import type { Database } from "../warehouse/database.ts";
 import { markDeleted } from "../warehouse/upsert.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint } from "./checkpoints.ts";
@@ -55,7 +55,7 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
     let lookup;
     try {
       const waitStart = stageStart();
-      lookup = await askedTwiceOn404(() => stream.fetch(ctx.client, id, ctx.signal));
+      lookup = await askedTwiceOn404(ctx.client, () => stream.fetch(ctx.client, id, ctx.signal), ctx.signal);
       addStage("fetchWait", waitStart);
     } catch (error) {
       if (error instanceof InvalidRecordError) {
@@ -105,17 +105,37 @@ export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, sc
   );
 }
 
+/** A 404 that cannot stand for a deletion: the upstream answered nothing but errors, its workspace listing included. */
+export class UnconfirmedNotFoundError extends Error {
+  constructor(notFound: UpstreamError, probe: unknown) {
+    const why = probe instanceof Error ? probe.message : String(probe);
+    super(`${notFound.message}; the workspace listing failed too (${why}): a 404 proves no deletion while the upstream answers nothing (is COLDSYNC_API_URL right?)`);
+    this.name = "UnconfirmedNotFoundError";
+  }
+}
+
 /**
  * Asks a 404 once more before it stands, wherever a 404 deletes a record (a lookup, a confirmation of what a walk
  * did not see): deleting a record takes everything that hangs from it (a campaign's leads and events), and a real
- * upstream answers a stray 404 now and then (a replica behind, a deploy). The second 404 throws, as the first would.
+ * upstream answers a stray 404 now and then (a replica behind, a deploy). The second 404 throws, as the first would,
+ * once the upstream showed it answers at all: a run that received no success yet asks for the workspace listing
+ * first. A wrong COLDSYNC_API_URL, or a front that answers 404 to everything, would otherwise delete every campaign
+ * a job asked for. Without an answer it throws UnconfirmedNotFoundError, which deletes nothing.
  */
-export async function askedTwiceOn404<T>(fetch: () => Promise<T>): Promise<T> {
+export async function askedTwiceOn404<T>(client: UpstreamClient, fetch: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
     return await fetch();
   } catch (error) {
     if (!(error instanceof UpstreamError && error.status === 404)) throw error;
+  }
+  try {
     return await fetch();
+  } catch (error) {
+    if (!(error instanceof UpstreamError && error.status === 404) || client.stats.answered > 0) throw error;
+    await client.listWorkspaces(signal).catch((probe: unknown) => {
+      throw new UnconfirmedNotFoundError(error, probe);
+    });
+    throw error;
   }
 }
 

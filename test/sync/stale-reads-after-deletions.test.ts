@@ -5,7 +5,7 @@ import { useTestDatabase } from "../support/database.ts";
 import { replyArrives, useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
 import type { ScriptedHook } from "../support/scripted-upstream.ts";
 
-/** A read made before a deletion the warehouse recorded, and committed after it, across the two rhythms and discovery. */
+/** What may undo a deletion or fake one: a read made before it and committed after, across the rhythms and discovery; a 404 from an upstream that answers nothing else. */
 
 const databaseUrl = useTestDatabase("stale_reads_after_deletions");
 const CAMPAIGN = "cmp_review";
@@ -115,5 +115,28 @@ describe("a campaign the leads rhythm found gone (#2 answered 404 twice)", () =>
     const discovered = (await discovery).campaigns.map((campaign) => campaign.uid);
     const campaign = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").where("uid", "=", CAMPAIGN).executeTakeFirstOrThrow();
     expect({ deletedAt: campaign._deleted_at, discovered }).toEqual({ deletedAt: deleted, discovered: [] });
+  });
+});
+
+describe("a 404 from an upstream that answers nothing else", () => {
+  it("deletes no campaign while even the workspace listing fails (a wrong COLDSYNC_API_URL, a front answering 404 to all)", async () => {
+    const h = await harness(2);
+    await runCampaignSync(h.context(), CAMPAIGN, "all");
+    h.upstream.hook = () => ({ status: 404, body: { message: "Not Found" } });
+    h.requested();
+
+    const run = await runCampaignSync(h.context(), CAMPAIGN, "all");
+
+    expect(run.outcome).toBe("failed");
+    expect(run.failures.map((failure) => failure.error.message)).toContainEqual(expect.stringMatching(/a 404 proves no deletion while the upstream answers nothing/));
+    expect(h.requested()).toContain("/api/v1/workspaces/");
+    const live = await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").executeTakeFirstOrThrow();
+    expect(live._deleted_at).toBeNull();
+    expect(await h.warehouse.db.selectFrom("leads").select("uid").where("_deleted_at", "is", null).execute()).toHaveLength(2);
+
+    // A campaign really gone, in a run that met no success before: the workspace listing answers, and the 404 stands.
+    h.upstream.hook = (request) => (request.path === "/api/v1/workspaces/" ? undefined : { status: 404, body: { message: "Not Found" } });
+    expect((await runCampaignSync(h.context(), CAMPAIGN, "all")).outcome).toBe("succeeded");
+    expect((await h.warehouse.db.selectFrom("campaigns").select("_deleted_at").executeTakeFirstOrThrow())._deleted_at).not.toBeNull();
   });
 });
