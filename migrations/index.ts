@@ -18,6 +18,7 @@ import * as contactsFollowLeadChanges from "./0016_contacts_follow_lead_changes.
 import * as leadAndReplyObservations from "./0017_lead_and_reply_observations.ts";
 import * as contactsLiveWithTheirLeads from "./0018_contacts_live_with_their_leads.ts";
 import * as verificationScope from "./0019_verification_scope.ts";
+import * as historyNamesAndBounceRate from "./0020_history_names_and_bounce_rate.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   "0017_lead_and_reply_observations": leadAndReplyObservations,
   "0018_contacts_live_with_their_leads": contactsLiveWithTheirLeads,
   "0019_verification_scope": verificationScope,
+  "0020_history_names_and_bounce_rate": historyNamesAndBounceRate,
 };
