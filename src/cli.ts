@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "./config.ts";
 import * as demo from "./commands/demo.ts";
@@ -35,6 +36,7 @@ try {
     for (const problem of error.problems) console.error(`coldsync: ${problem}`);
     process.exit(2);
   }
-  console.error(`coldsync: ${error instanceof Error ? error.message : String(error)}`);
+  // Not every rejection is an Error (PGlite rejects with plain objects): one line either way.
+  console.error(`coldsync: ${error instanceof Error ? error.message : inspect(error, { breakLength: Infinity, depth: 2 })}`);
   process.exit(1);
 }

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { closest, distance } from "fastest-levenshtein";
 
@@ -95,11 +96,28 @@ const sqlIdentifier = z
   .trim()
   .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)");
 
+/** A secret sent in an HTTP header: undici refuses a header holding anything but visible ASCII, on every request. */
+const headerSecret = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .regex(/^[\x21-\x7e]+$/, "must be visible ASCII characters only (no spaces, control characters or letters outside ASCII): an HTTP header carries it");
+
+/** Where the HTTP server listens: a host name or an IP address, as `listen` takes it. */
+const listenHost = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .refine(
+    (host) => isIP(host) !== 0 || /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(host),
+    "must be a host name or an IP address (no scheme, port or path), such as 0.0.0.0, :: or localhost",
+  );
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export const configSchema = z.object({
   COLDSYNC_API_URL: httpUrl.default("http://127.0.0.1:4010"),
-  COLDSYNC_API_KEY: z.string().trim().min(1, "must not be empty").optional(),
+  COLDSYNC_API_KEY: headerSecret.optional(),
   COLDSYNC_ACCOUNT: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters").default("default"),
   DATABASE_URL: postgresUrl.optional(),
   COLDSYNC_DATA_DIR: z.string().trim().min(1).default(".coldsync"),
@@ -119,8 +137,8 @@ export const configSchema = z.object({
   COLDSYNC_TERMINAL_REWALK_EVERY: durationOrOff.prefault("7d"),
   COLDSYNC_VERIFY_EVERY: durationOrOff.optional(),
   COLDSYNC_HTTP_PORT: wholeNumber("must be a port number").pipe(z.number().max(65535, "must be a port number from 0 to 65535")).default(9464),
-  COLDSYNC_HTTP_HOST: z.string().trim().min(1).default("0.0.0.0"),
-  COLDSYNC_HTTP_TOKEN: z.string().trim().min(1).optional(),
+  COLDSYNC_HTTP_HOST: listenHost.default("0.0.0.0"),
+  COLDSYNC_HTTP_TOKEN: headerSecret.optional(),
   COLDSYNC_LOG_LEVEL: z.string().trim().pipe(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(", ")}`)).default("info"),
 });
 

@@ -1,3 +1,4 @@
+import { format } from "node:util";
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions, type SerializedError } from "pino";
 import { REDACTED, secretScrubber } from "./scrub.ts";
 
@@ -72,4 +73,19 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     },
   };
   return settings.destination ? pino(options, settings.destination) : pino(options);
+}
+
+/**
+ * Sends what libraries write to the console (BullMQ's "Eviction policy is volatile-lru" warning, ioredis's "does
+ * not require a password") through `logger`, as JSON lines like every other: a process whose output is JSON lines
+ * writes nothing else, and a secret in such a line is scrubbed like any other.
+ */
+export function logConsoleThrough(logger: Logger): void {
+  const through = (level: "info" | "warn" | "error") => (...args: unknown[]) => logger[level]({ from: "console" }, format(...args));
+  /* eslint-disable no-console -- replacing the console's methods is what this does */
+  console.log = through("info");
+  console.info = through("info");
+  console.warn = through("warn");
+  console.error = through("error");
+  /* eslint-enable no-console */
 }

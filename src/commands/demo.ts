@@ -11,7 +11,8 @@ interface DemoFlags {
 }
 
 const demoFlags = z.object({
-  "--seed": flag(z.coerce.number({ error: "must be an integer" }).int("must be an integer")),
+  // Plain decimal digits, as every number the README's table takes (z.coerce would read 0x10 and 1e3).
+  "--seed": flag(z.string().trim().regex(/^-?\d+$/, "must be an integer in plain decimal digits").transform(Number)),
   // Read by the rule of COLDSYNC_HTTP_PORT, which it overrides.
   "--port": flag(configSchema.shape.COLDSYNC_HTTP_PORT).optional(),
   "--every": flag(duration),

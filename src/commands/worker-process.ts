@@ -5,7 +5,7 @@ import { createMetrics } from "../http/metrics.ts";
 import { HttpListener } from "../http/listener.ts";
 import { startHttpServer } from "../http/server.ts";
 import { combineHooks, trackUpstreamAnswers } from "../http/status-page/last-answer.ts";
-import type { Logger } from "../logger.ts";
+import { logConsoleThrough, type Logger } from "../logger.ts";
 import { closeRedis, connectRedis, whenReady } from "../queue/connection.ts";
 import { RedisRequestLimiter } from "../queue/rate-budget.ts";
 import { startWorkerService, type WorkerService, type WorkerTuning } from "../queue/worker.ts";
@@ -24,6 +24,7 @@ export async function runWorker(config: Config, { databaseUrl, tuning }: { datab
   // A line that only repeats an outage one of the watches reports goes to that watch instead of the output.
   const watches: DependencyWatch[] = [];
   const logger = loggerFor(config, { quiet: (fields) => isOutageNoise(watches, fields) });
+  logConsoleThrough(logger);
   const dependencies = watchDependencies({ redis: config.redis.url, postgres: databaseUrl }, logger);
   watches.push(dependencies.redis, dependencies.postgres);
   // Listening before anything starts: a signal during start-up (even while waiting for a dependency) drains at once.

@@ -263,8 +263,10 @@ export class HttpTransport {
     const code = (error as { code?: unknown }).code;
     const text = error instanceof Error ? error.message : String(error);
     const refused = code === "ECONNREFUSED";
+    // A request undici refuses to send (a header it cannot carry) would be refused again.
+    const unsendable = code === "UND_ERR_INVALID_ARG";
     return this.#error(request, `network error ${typeof code === "string" ? `${code}: ` : ""}${this.#scrub(text)}`, {
-      retryable: (request.idempotent ?? true) || refused,
+      retryable: !unsendable && ((request.idempotent ?? true) || refused),
     });
   }
 

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Kysely, PostgresDialect, sql, type KyselyConfig } from "kysely";
@@ -107,6 +108,11 @@ async function openPostgres(databaseUrl: string, schema: string, create: boolean
 async function openPglite(directory: string, schema: string, create: boolean): Promise<Warehouse> {
   // Loaded only when the embedded warehouse is used: they are a third of a PostgreSQL user's start-up otherwise.
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([import("@electric-sql/pglite"), import("kysely-pglite-dialect")]);
+  // A command that creates nothing (status, verify) refuses a directory that holds no embedded warehouse: PGlite would
+  // create a whole cluster in a mistyped COLDSYNC_DATA_DIR.
+  if (!create && !existsSync(join(directory, "PG_VERSION"))) {
+    throw new Error(`no embedded warehouse in ${directory} (COLDSYNC_DATA_DIR, or set DATABASE_URL); run \`coldsync migrate\` first`);
+  }
   await mkdir(directory, { recursive: true });
   const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
   // PGlite is one session: setting search_path once covers every later query.
