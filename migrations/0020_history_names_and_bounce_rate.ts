@@ -7,23 +7,30 @@ import { sql, type Kysely } from "kysely";
  * observation was newer than the detail's, also for the call a detail read
  * makes: a detail sent before a listing page and committed after it (an
  * update that renamed the campaign and changed a setting) recorded the old
- * name with the new settings, a state that never existed. The open version's
- * name is kept now only while no detail read newer than that version has
- * landed: the listing alone adds no version but for a new status.
+ * name with the new settings, a state that never existed. Each version now
+ * records the detail read its settings came from (`detail_observed_at`), and
+ * the open version's name is kept only while no newer detail read has landed:
+ * the listing alone adds no version but for a new status. (Versions from
+ * before, without it, count as made by a detail read at their `valid_from`.)
  *
  * `campaign_funnel.bounce_rate` divided the upstream's count of the
- * campaign's bounces (which keeps the bounces of leads since removed) by the
- * emails the live schedules sent: above 1 once bounced leads were removed.
- * The two count different emails then, and the rate is NULL; `bounced` is
- * still the upstream's count.
+ * campaign's bounces, which keeps the bounces of leads since removed, by the
+ * emails the live schedules sent: wrong as soon as a bounced lead was
+ * removed, and above 1 once enough were. It is now over every email the
+ * warehouse saw the campaign send, soft-deleted schedules included
+ * (`emails_sent_ever` is not a column of the view), and NULL when the
+ * upstream counts more bounces than that (emails sent before the warehouse
+ * first read the campaign's leads); `bounced` is still the upstream's count.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE campaign_history ADD COLUMN detail_observed_at timestamptz`.execute(db);
   await sql`CREATE OR REPLACE FUNCTION record_campaign_history(target_uid text) RETURNS void
       LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
       DECLARE
         current_status text;
         current_settings jsonb;
         observed timestamptz;
+        detail_observed timestamptz;
         deleted boolean;
         open_row campaign_history%ROWTYPE;
         has_open_row boolean;
@@ -35,7 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         SELECT c.status,
                jsonb_build_object(
                  'name', CASE WHEN has_open_row AND c._observed_at > c._detail_observed_at
-                                   AND c._detail_observed_at <= open_row.valid_from
+                                   AND c._detail_observed_at <= COALESCE(open_row.detail_observed_at, open_row.valid_from)
                               THEN open_row.settings -> 'name'
                               ELSE to_jsonb(c.name) END,
                  'reply_to_address', c.reply_to_address,
@@ -65,8 +72,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                        AND (d._deleted_at IS NULL OR d._deleted_at > c._detail_observed_at)),
                    '[]'::jsonb)),
                c._observed_at,
+               c._detail_observed_at,
                c._deleted_at IS NOT NULL
-          INTO current_status, current_settings, observed, deleted
+          INTO current_status, current_settings, observed, detail_observed, deleted
           FROM campaigns c
          WHERE c.uid = target_uid;
         IF NOT FOUND OR deleted THEN
@@ -80,8 +88,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           stamp := greatest(stamp, open_row.valid_from + interval '1 microsecond');
           UPDATE campaign_history SET valid_to = stamp WHERE campaign_uid = target_uid AND valid_from = open_row.valid_from;
         END IF;
-        INSERT INTO campaign_history (campaign_uid, valid_from, status, settings)
-        VALUES (target_uid, stamp, current_status, current_settings);
+        INSERT INTO campaign_history (campaign_uid, valid_from, status, settings, detail_observed_at)
+        VALUES (target_uid, stamp, current_status, current_settings, detail_observed);
       END $$`.execute(db);
   await sql`CREATE OR REPLACE VIEW campaign_funnel AS
       WITH lead_totals AS (
@@ -98,6 +106,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                count(*) FILTER (WHERE clicked) AS clicked,
                count(*) FILTER (WHERE replied) AS replied
           FROM schedule_engagement
+         GROUP BY campaign_uid
+      ),
+      sent_ever AS (
+        -- Every email the warehouse saw the campaign send, removed leads' included: what the upstream's bounce
+        -- count counts from.
+        SELECT campaign_uid, count(*) AS emails_sent_ever
+          FROM schedules
+         WHERE sent_on IS NOT NULL
          GROUP BY campaign_uid
       ),
       reply_totals AS (
@@ -122,10 +138,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                COALESCE(rt.positive_replies, 0) AS positive_replies,
                COALESCE(rt.neutral_replies, 0) AS neutral_replies,
                COALESCE(rt.negative_replies, 0) AS negative_replies,
-               c.bounces::bigint AS bounced
+               c.bounces::bigint AS bounced,
+               COALESCE(se.emails_sent_ever, 0) AS emails_sent_ever
           FROM campaigns c
           LEFT JOIN lead_totals lt ON lt.campaign_uid = c.uid
           LEFT JOIN schedule_totals st ON st.campaign_uid = c.uid
+          LEFT JOIN sent_ever se ON se.campaign_uid = c.uid
           LEFT JOIN reply_totals rt ON rt.campaign_uid = c.uid
          WHERE c._deleted_at IS NULL
       )
@@ -136,6 +154,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
              round(clicked::numeric / NULLIF(emails_sent, 0), 4) AS click_rate,
              round(replied::numeric / NULLIF(emails_sent, 0), 4) AS reply_rate,
              round(positive_replies::numeric / NULLIF(emails_sent, 0), 4) AS positive_reply_rate,
-             CASE WHEN bounced <= emails_sent THEN round(bounced::numeric / NULLIF(emails_sent, 0), 4) END AS bounce_rate
+             CASE WHEN bounced <= emails_sent_ever THEN round(bounced::numeric / NULLIF(emails_sent_ever, 0), 4) END AS bounce_rate
         FROM totals`.execute(db);
 }

@@ -238,6 +238,8 @@ export interface CampaignHistoryTable {
   status: string | null;
   /** The flattened settings (name included) and `sending_domains`, as of valid_from. */
   settings: Json;
+  /** The detail read the settings came from (`campaigns._detail_observed_at` then); null for versions before 0020. */
+  detail_observed_at: Timestamp | null;
 }
 
 export interface WorkspaceHistoryTable {

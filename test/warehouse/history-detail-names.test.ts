@@ -24,6 +24,18 @@ describe("campaign_history", () => {
       (row.settings as { daily_email_limit: number }).daily_email_limit,
     ]);
 
+  it("does so when the listing page brings a new status too, which the listing versions at once", async () => {
+    const { db } = warehouse();
+    await upsert(db, "campaigns", [campaignDetailRow("a", { _observed_at: T1 })], T1);
+    await upsert(db, "campaigns", [campaignListingRow("a", { name: "Renamed", status: "paused", _observed_at: T3 })], T3);
+    await upsert(db, "campaigns", [campaignDetailRow("a", { name: "Renamed", status: "paused", daily_email_limit: 80, _observed_at: T2 })], T2);
+    expect(await history()).toEqual([
+      ["running", "Campaign a", 50],
+      ["paused", "Campaign a", 50],
+      ["paused", "Renamed", 80],
+    ]);
+  });
+
   it("a detail read sent before a listing page but committed after it records no version mixing the old name with the new settings", async () => {
     const { db } = warehouse();
     await upsert(db, "campaigns", [campaignDetailRow("a", { _observed_at: T1 })], T1);

@@ -97,7 +97,7 @@ const CONTRACT: { [T in keyof Database]: { columns: readonly string[]; key: read
   },
   campaign_history: {
     key: ["campaign_uid", "valid_from"],
-    columns: columns<Database["campaign_history"]>()(["campaign_uid", "valid_from", "valid_to", "status", "settings"]),
+    columns: columns<Database["campaign_history"]>()(["campaign_uid", "valid_from", "valid_to", "status", "settings", "detail_observed_at"]),
   },
   workspace_history: {
     key: ["workspace_id", "valid_from"],
