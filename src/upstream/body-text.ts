@@ -28,14 +28,22 @@ export interface BodyText {
   escaped: boolean;
 }
 
+/** An answer that cannot be decoded however often it is asked for: a coding Node cannot undo, or a bomb. */
 export class UndecodableBodyError extends Error {}
 
 /** Far above any page (the sync holds about 2 MiB of answers at once), far below what would exhaust the process. */
-const MAX_DECODED_BYTES = 256 * 1024 * 1024;
+const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
 /** `maxBytes`: the most a compressed answer may decode to (a page is a few MiB at most; a bomb is refused). */
 export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer, maxBytes = MAX_DECODED_BYTES): BodyText {
-  const plain = withoutUtf8Bom(decompressed(headerValue(headers["content-encoding"]), bytes, { maxOutputLength: maxBytes }));
+  let inflated: Buffer;
+  try {
+    inflated = decompressed(headerValue(headers["content-encoding"]), bytes, { maxOutputLength: maxBytes });
+  } catch (error) {
+    if (error instanceof RangeError) throw new UndecodableBodyError(`an answer that decompresses to more than ${maxBytes} bytes`);
+    throw error;
+  }
+  const plain = withoutUtf8Bom(inflated);
   // Bytes that are UTF-8 are read as UTF-8 whatever the label says: JSON is UTF-8 (RFC 8259 gives application/json
   // no charset parameter), and servlet stacks label UTF-8 answers ISO-8859-1 by default.
   if (isUtf8(plain)) return { text: plain.toString("utf8"), escaped: false };

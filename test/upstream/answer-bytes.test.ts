@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import { UpstreamError } from "../../src/upstream/errors.ts";
@@ -114,5 +115,35 @@ describe("answer bytes as text", () => {
 
     const [record] = listing.records;
     expect({ name: record?.value.name, issues: record?.issues.length ?? 0 }).toEqual({ name: "Café Crème", issues: 0 });
+  });
+
+  it("asks once for an answer that decompresses past its limit: a bomb would be as large again", async () => {
+    const bomb = gzipSync(Buffer.alloc(65 * 1024 * 1024));
+    const { url, requests } = await serve(() => ({ status: 200, headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: bomb }));
+
+    const error = (await clientOf(url, 2)
+      .listWorkspaces()
+      .catch((caught: unknown) => caught)) as UpstreamError;
+
+    expect({ message: error.message, retryable: error.retryable, requests: requests() }).toEqual({
+      message: expect.stringMatching(/a body that cannot be decoded: an answer that decompresses to more than 67108864 bytes/),
+      retryable: false,
+      requests: 1,
+    });
+  });
+
+  it("does not retry a request undici refuses to send (a key no header can carry)", async () => {
+    const { url, requests } = await serve(() => ({ status: 200, headers: { "content-type": "application/json" }, body: Buffer.from("[]") }));
+    const client = new UpstreamClient({ baseUrl: url, apiKey: "ключ-0123456789", requestsPerSecond: 5_000, maxRetries: 2, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000 });
+    clients.push(client);
+
+    const error = (await client.listWorkspaces().catch((caught: unknown) => caught)) as UpstreamError;
+
+    expect({ message: error.message, retryable: error.retryable, requests: requests(), attempts: client.stats.requests }).toEqual({
+      message: expect.stringMatching(/network error UND_ERR_INVALID_ARG/),
+      retryable: false,
+      requests: 0,
+      attempts: 1,
+    });
   });
 });
