@@ -23,6 +23,11 @@ describe("configuration that cannot work is refused by its name", () => {
     }
   });
 
+  it("refuses a COLDSYNC_HTTP_TOKEN no Authorization header can carry", () => {
+    expect(problemsOf({ COLDSYNC_HTTP_TOKEN: "jeton-sécurisé" })).toEqual([expect.stringMatching(/^COLDSYNC_HTTP_TOKEN: must be visible ASCII/)]);
+    expect(problemsOf({ COLDSYNC_HTTP_TOKEN: "s3cr3t-T0ken_~!" })).toBe("accepted");
+  });
+
   it("refuses a COLDSYNC_HTTP_HOST that is no host name or address (a URL pasted in its place)", () => {
     // The worker died with `coldsync: getaddrinfo ENOTFOUND http://0.0.0.0` (exit 1).
     expect(problemsOf({ COLDSYNC_HTTP_HOST: "http://0.0.0.0" })).toEqual([expect.stringMatching(/^COLDSYNC_HTTP_HOST: /)]);

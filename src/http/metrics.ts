@@ -203,7 +203,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
   warehouseGauge(
     {
       name: METRIC_NAMES.verifyProblems,
-      help: "Checks of the last verification that were not ok, by stream and check (missing, extra, rejected), read from the warehouse on scrape.",
+      help: "Checks of the last verification of the whole account that were not ok, by stream and check (missing, extra, rejected, unknown, differs), read from the warehouse on scrape.",
       labelNames: ["stream", "check"],
       what: "the last verification",
     },

@@ -8,7 +8,7 @@ import type { ScriptedHook } from "../support/scripted-upstream.ts";
 /** What may undo a deletion or fake one: a read made before it and committed after, across the rhythms and discovery; a 404 from an upstream that answers nothing else. */
 
 const databaseUrl = useTestDatabase("stale_reads_after_deletions");
-const CAMPAIGN = "cmp_review";
+const CAMPAIGN = "cmp_stale_reads";
 const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
 
 async function harness(leads = 3): Promise<ScriptedCampaign> {

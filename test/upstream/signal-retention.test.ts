@@ -37,7 +37,7 @@ describe("memory of a worker that runs for months", () => {
     await once(server, "listening");
     const client = new UpstreamClient({
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      apiKey: "sk-review-leak-0123456789",
+      apiKey: "sk-signal-retention-0123456789",
       requestsPerSecond: 1_000_000,
       concurrency: 16,
       timeoutMs: 100,

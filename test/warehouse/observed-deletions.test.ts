@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { beforeEach, describe, expect, it } from "vitest";
 import { writeRows } from "../../src/sync/page-writer.ts";
 import { SYNCED_TABLES } from "../../src/warehouse/tables.ts";
+import { markDeletedKeys } from "../../src/warehouse/mark-deleted.ts";
 import { markDeleted, upsert } from "../../src/warehouse/upsert.ts";
 import { useBackends, useMigratedWarehouse } from "./backends.ts";
 import { contactRow, leadRow, listedReplyRow } from "./rows.ts";
@@ -81,8 +82,28 @@ describe.each(backends)("observation order on $name", (backend) => {
 
     const holder = await db.selectFrom("leads").select(["contact_id", "_deleted_at"]).where("uid", "=", "b").executeTakeFirstOrThrow();
     expect(holder).toEqual({ contact_id: 7, _deleted_at: null });
-    // README: "A contact lives while a lead holds it ... a lead that holds it again brings it back".
+    // docs/warehouse.md: a contact lives while a lead holds it; any live lead written holding it brings it back.
     const contact = await db.selectFrom("contacts").select(["id", "bounced", "_deleted_at"]).where("id", "=", 7).executeTakeFirstOrThrow();
     expect(contact).toEqual({ id: 7, bounced: true, _deleted_at: null });
+  });
+
+  it("a live lead updated to hold a retired contact brings it back, with no read of the contact", async () => {
+    const { db } = warehouse();
+    await upsert(db, "contacts", [{ ...contactRow(7), _observed_at: T1 }, { ...contactRow(8), _observed_at: T1 }], T1);
+    await upsert(db, "leads", [{ ...leadRow("a", "c1", 7), _observed_at: T1 }, { ...leadRow("b", "c1", 8), _observed_at: T1 }], T1);
+    // Lead a lets go of contact 7, which no live lead holds any more: retired.
+    await upsert(db, "leads", [{ ...leadRow("a", "c1", 8), _observed_at: T2 }], T2);
+    expect((await db.selectFrom("contacts").select("_deleted_at").where("id", "=", 7).executeTakeFirstOrThrow())._deleted_at).not.toBeNull();
+    // Lead b is read holding contact 7: the update alone brings the contact back.
+    await upsert(db, "leads", [{ ...leadRow("b", "c1", 7), _observed_at: T3 }], T3);
+    expect((await db.selectFrom("contacts").select("_deleted_at").where("id", "=", 7).executeTakeFirstOrThrow())._deleted_at).toBeNull();
+  });
+
+  it("a deletion never moves a row's observation back: a cascade keeps what a newer read observed", async () => {
+    const { db } = warehouse();
+    await upsert(db, "leads", [{ ...leadRow("lead-1", "c1", 7), _observed_at: T4 }], T4);
+    await markDeletedKeys(db, "leads", { campaign_uid: "c1" }, [{ uid: "lead-1" }], T4, T2);
+    const row = await db.selectFrom("leads").select(["_observed_at", "_deleted_at"]).executeTakeFirstOrThrow();
+    expect(row).toEqual({ _observed_at: T4, _deleted_at: T4 });
   });
 });
