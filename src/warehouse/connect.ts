@@ -114,11 +114,37 @@ async function openPglite(directory: string, schema: string, create: boolean): P
     throw new Error(`no embedded warehouse in ${directory} (COLDSYNC_DATA_DIR, or set DATABASE_URL); run \`coldsync migrate\` first`);
   }
   await mkdir(directory, { recursive: true });
-  const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
-  // PGlite is one session: setting search_path once covers every later query.
-  await pglite.exec(`${create ? `CREATE SCHEMA IF NOT EXISTS ${schema}; ` : ""}SET search_path TO ${schema};`);
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...queryTimings() });
-  return { db, schema, kind: "pglite", locks: new InProcessLocks(), destroy: () => db.destroy() };
+  const release = await holdDataDirectory(directory);
+  try {
+    const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
+    // PGlite is one session: setting search_path once covers every later query.
+    await pglite.exec(`${create ? `CREATE SCHEMA IF NOT EXISTS ${schema}; ` : ""}SET search_path TO ${schema};`);
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...queryTimings() });
+    const destroy = async () => {
+      await db.destroy();
+      await release();
+    };
+    return { db, schema, kind: "pglite", locks: new InProcessLocks(), destroy };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/**
+ * The embedded warehouse is one process's: PGlite runs PostgreSQL inside the process, and two processes writing
+ * one directory (three `migrate` at once, `demo --serve` and a `status` beside it) corrupt it. A lock file held
+ * while the warehouse is open (refreshed in the background, stale 10 s after a crash) makes the second one stop,
+ * by name.
+ */
+async function holdDataDirectory(directory: string): Promise<() => Promise<void>> {
+  const { lock } = await import("proper-lockfile");
+  try {
+    return await lock(directory, { realpath: false });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ELOCKED") throw error;
+    throw new Error(`the embedded warehouse in ${directory} is open in another coldsync process (COLDSYNC_DATA_DIR): one process at a time, or set DATABASE_URL to share a PostgreSQL warehouse`);
+  }
 }
 
 /** The benchmark's database time: every query's duration as Kysely measures it; no hook at all otherwise. */

@@ -107,6 +107,21 @@ describe("status and verify create nothing on a warehouse that does not exist (R
   });
 });
 
+describe("the embedded warehouse is one process's at a time (README, Commands)", () => {
+  it("three `coldsync migrate` started together on a fresh one: one migrates, the others stop by name, and it stays usable", async () => {
+    const dataDir = join(scratch, "concurrent-migrate");
+    const runs = await Promise.all([1, 2, 3].map(() => coldsync(["migrate"], { COLDSYNC_DATA_DIR: dataDir }, 60_000)));
+    // Unlocked, the second process wrote the same PostgreSQL files: "could not create file … File exists", an abort,
+    // once a directory every later command aborted on.
+    const refused = "coldsync: the embedded warehouse in " + join(dataDir, "pglite") + " is open in another coldsync process (COLDSYNC_DATA_DIR): one process at a time, or set DATABASE_URL to share a PostgreSQL warehouse";
+    const outcomes = runs.map((run) => (run.code === 0 ? "migrated" : run.stderr.trim() === refused ? "refused" : `${run.code}: ${run.stderr}`));
+    expect(outcomes.filter((outcome) => outcome === "migrated")).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome !== "migrated")).toEqual(outcomes.filter((outcome) => outcome === "refused"));
+    const after = await coldsync(["migrate"], { COLDSYNC_DATA_DIR: dataDir }, 60_000);
+    expect([after.code, after.stdout.trim(), after.stderr.trim()]).toEqual([0, "warehouse up to date (embedded warehouse, schema coldsync)", ""]);
+  });
+});
+
 describe("nothing is written outside the JSON log stream (README, Failure modes)", () => {
   it("a worker whose Redis is not set up as expected (password it does not need, an eviction policy) logs JSON lines only", async () => {
     const port = await freePort();
