@@ -68,12 +68,18 @@ function decompressed(contentEncoding: string, bytes: Buffer, limit: { maxOutput
   let body = bytes;
   for (const coding of codings.reverse()) {
     if (body.length === 0) break;
-    if (coding === "gzip" || coding === "x-gzip") body = gunzipSync(body, limit);
+    // A body labelled gzip that does not start as gzip does (a proxy that mislabels a plain answer) is read as it is.
+    if (coding === "gzip" || coding === "x-gzip") body = isGzip(body) ? gunzipSync(body, limit) : body;
     else if (coding === "br") body = brotliDecompressSync(body, limit);
     else if (coding === "deflate") body = inflated(body, limit);
     else throw new UndecodableBodyError(`an answer in a Content-Encoding coldsync cannot decode: ${coding}`);
   }
   return body;
+}
+
+/** The gzip magic bytes (RFC 1952): a cut gzip answer still has them, a mislabelled plain one does not. */
+function isGzip(body: Buffer): boolean {
+  return body[0] === 0x1f && body[1] === 0x8b;
 }
 
 /** `deflate` is meant to be zlib-wrapped (RFC 9110), and often sent raw. */

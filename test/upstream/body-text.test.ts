@@ -33,6 +33,10 @@ describe("an answer's bytes as text", () => {
     expect(bodyText({ "content-encoding": "gzip" }, zeros, 100_000).text).toHaveLength(100_000);
   });
 
+  it("reads a plain answer labelled gzip as it is", () => {
+    expect(bodyText({ "content-encoding": "gzip" }, utf8)).toEqual({ text: JSON_TEXT, escaped: false });
+  });
+
   it("names a Content-Encoding it cannot undo, and fails on a cut compressed answer", () => {
     expect(() => bodyText({ "content-encoding": "zstd" }, utf8)).toThrow(new UndecodableBodyError("an answer in a Content-Encoding coldsync cannot decode: zstd"));
     expect(() => bodyText({ "content-encoding": "gzip" }, gzipSync(utf8).subarray(0, 20))).toThrow();
