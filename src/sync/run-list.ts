@@ -47,12 +47,13 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   const coverage = new WalkCoverage(stream);
   coverage.add(listing.records, listing.rejected);
   const positions = coverage.distinct + coverage.repeated;
-  const short = listing.total !== null && positions < listing.total;
+  // The total an answer short of it announced; undefined for an answer that holds what it says (or says nothing).
+  const shortOf = listing.total !== null && positions < listing.total ? listing.total : undefined;
   const counts = await writePage(
     ctx,
     { stream, scope, records: listing.records, rejected: listing.rejected, runId: options.runId, observedAt: listing.observedAt },
     async (trx) => {
-      if (short) {
+      if (shortOf !== undefined) {
         // Not a whole answer: it breaks the run of whole answers that leave a row out, which starts again.
         const state = { ...checkpoint.state, missing: undefined };
         await saveCheckpoint(trx, key, { ...checkpoint, cursorOffset: 0, upstreamTotal: listing.total, fingerprint: null, scanStartedAt: null, state }, options.runId);
@@ -79,9 +80,9 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   result.fetched = listing.records.length + listing.rejected.length;
   addCounts(result, counts);
   reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
-  if (short) {
+  if (shortOf !== undefined) {
     reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "total", count: 1, reason: SHORT_LISTING }, result);
-    throw new ShortListingError(stream.name, positions, listing.total ?? positions);
+    throw new ShortListingError(stream.name, positions, shortOf);
   }
   if (!options.collect) return;
   const firstRule = stream.softDelete?.[0];
