@@ -76,7 +76,8 @@ export function removeDomain(account: Account, domain: DomainRecord): boolean {
   const { workspace } = domain;
   workspace.domains.remove(domain);
   workspace.senders = workspace.senders.filter((sender) => !sender.email.endsWith(`@${domain.domain}`));
-  for (const campaign of account.campaigns.items) if (!TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status)) reassignSenders(account, campaign);
+  // Only a campaign that names no sending domain sends from its workspace's mailboxes.
+  for (const campaign of workspace.campaigns.items) if (!TERMINAL_CAMPAIGN_STATUSES.includes(campaign.status)) reassignSenders(account, campaign);
   return true;
 }
 
