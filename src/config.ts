@@ -66,13 +66,13 @@ function parseUrl(value: string, schemes: readonly string[]): URL | string {
   return url;
 }
 
-function urlRule(schemes: readonly string[], problemOf: (url: URL) => string | undefined = () => undefined) {
+function urlRule(schemes: readonly string[], problemOf: (url: URL, written: string) => string | undefined = () => undefined) {
   return z
     .string()
     .trim()
     .check((context) => {
       const url = parseUrl(context.value, schemes);
-      const problem = typeof url === "string" ? url : problemOf(url);
+      const problem = typeof url === "string" ? url : problemOf(url, context.value);
       if (problem !== undefined) context.issues.push({ code: "custom", message: problem, input: context.value });
     });
 }
@@ -82,8 +82,11 @@ const postgresUrl = urlRule(["postgres", "postgresql"]);
 const redisUrl = urlRule(["redis", "rediss"]);
 
 /** Whatever the upstream client would fail on later (it keeps only the origin and the path). */
-function httpUrlProblem(url: URL): string | undefined {
-  if (url.username !== "" || url.password !== "") return "must not carry a user name or password (the key goes in COLDSYNC_API_KEY)";
+function httpUrlProblem(url: URL, written: string): string | undefined {
+  // An empty user information (`http://@host`) leaves both empty, but its `@` is still in what was written.
+  if (url.username !== "" || url.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(written)) {
+    return "must not carry a user name or password (the key goes in COLDSYNC_API_KEY)";
+  }
   // An empty query or fragment leaves search and hash empty, but its marker (? or #) stays in href.
   if (url.search !== "" || url.hash !== "" || /[?#]/.test(url.href)) return "must not carry a query or a fragment (not even an empty ? or #)";
   return undefined;
@@ -91,10 +94,11 @@ function httpUrlProblem(url: URL): string | undefined {
 
 const httpUrl = urlRule(["http", "https"], httpUrlProblem).transform((value) => value.replace(/\/+$/, "").replace(/\/api\/v1$/, ""));
 
-const sqlIdentifier = z
+const schemaName = z
   .string()
   .trim()
-  .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)");
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)")
+  .refine((name) => !name.startsWith("pg_"), "must not start with pg_ (PostgreSQL keeps that prefix for its own schemas)");
 
 /** A secret sent in an HTTP header: undici refuses a header holding anything but visible ASCII, on every request. */
 const headerSecret = z
@@ -121,7 +125,7 @@ export const configSchema = z.object({
   COLDSYNC_ACCOUNT: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters").default("default"),
   DATABASE_URL: postgresUrl.optional(),
   COLDSYNC_DATA_DIR: z.string().trim().min(1).default(".coldsync"),
-  COLDSYNC_SCHEMA: sqlIdentifier.default("coldsync"),
+  COLDSYNC_SCHEMA: schemaName.default("coldsync"),
   REDIS_URL: redisUrl.default("redis://127.0.0.1:6379"),
   COLDSYNC_QUEUE_PREFIX: z.string().trim().min(1).default("coldsync"),
   COLDSYNC_RATE_LIMIT: positiveInt.default(10),
@@ -203,15 +207,16 @@ const TYPO_EDITS = 3;
 
 /**
  * A COLDSYNC_ variable coldsync does not read is most likely a misspelt
- * setting, which would silently keep its default. A blank one is unset, so
- * it is no problem either.
+ * setting, which would silently keep its default; so is one spelt in the
+ * wrong case (environment names are case-sensitive). A blank one is unset,
+ * so it is no problem either.
  */
 function unknownVariables(given: Record<string, string>): string[] {
   return Object.keys(given)
-    .filter((name) => name.startsWith("COLDSYNC_") && !Object.hasOwn(configSchema.shape, name) && !NOT_SETTINGS.includes(name))
+    .filter((name) => name.toUpperCase().startsWith("COLDSYNC_") && !Object.hasOwn(configSchema.shape, name) && !NOT_SETTINGS.includes(name))
     .map((name) => {
-      const setting = closest(name, SETTINGS);
-      return `${name}: is not a coldsync setting${distance(name, setting) > TYPO_EDITS ? " (README, Configuration, lists them)" : `; did you mean ${setting}?`}`;
+      const setting = closest(name.toUpperCase(), SETTINGS);
+      return `${name}: is not a coldsync setting${distance(name.toUpperCase(), setting) > TYPO_EDITS ? " (README, Configuration, lists them)" : `; did you mean ${setting}?`}`;
     });
 }
 

@@ -38,6 +38,9 @@ describe("loadConfig", () => {
     expect(problem("http://127.0.0.1:0")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must be a valid http/)]);
     expect(problem("http://")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: /)]);
     expect(problem("https://user:secret@api.example.com")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a user name or password/)]);
+    // An empty user information is no part of a base address either, though the parsed URL keeps no trace of it.
+    expect(problem("http://@api.example.com")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a user name or password/)]);
+    expect(problem("http://:@api.example.com")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a user name or password/)]);
     expect(problem("https://api.example.com/?key=k")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query/)]);
     // An empty query or fragment is refused as a filled one is: its marker alone is no part of a base address.
     expect(problem("http://api.example.com/api/v1/?")).toEqual([expect.stringMatching(/^COLDSYNC_API_URL: must not carry a query or a fragment/)]);
@@ -104,6 +107,18 @@ describe("loadConfig", () => {
       ]);
     }
     expect(() => loadLogLevel({ COLDSYNC_LOG_LEVL: "debug" })).toThrow(/COLDSYNC_LOG_LEVL: is not a coldsync setting; did you mean COLDSYNC_LOG_LEVEL\?/);
+  });
+
+  it("refuses a setting spelt in the wrong case: the environment's names are case-sensitive, and it would keep its default", () => {
+    expect(problemsOf({ coldsync_rate_limit: "50", Coldsync_Api_Ur: "http://x" })).toEqual([
+      "coldsync_rate_limit: is not a coldsync setting; did you mean COLDSYNC_RATE_LIMIT?",
+      "Coldsync_Api_Ur: is not a coldsync setting; did you mean COLDSYNC_API_URL?",
+    ]);
+  });
+
+  it("refuses a schema PostgreSQL keeps for itself", () => {
+    expect(problemsOf({ COLDSYNC_SCHEMA: "pg_coldsync" })).toEqual(["COLDSYNC_SCHEMA: must not start with pg_ (PostgreSQL keeps that prefix for its own schemas)"]);
+    expect(loadConfig({ COLDSYNC_SCHEMA: "pgwarehouse" }).warehouse.schema).toBe("pgwarehouse");
   });
 
   it("lets through what is no setting's business: blank COLDSYNC_ variables, the test suite's own, other programs'", () => {

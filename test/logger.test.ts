@@ -88,6 +88,22 @@ describe("createLogger", () => {
     expect(lines[0]).toContain("postgres://coldsync:[REDACTED]@db.internal");
   });
 
+  it("never prints a password given as a URL's query parameter, which pg and ioredis read too", () => {
+    const config = loadConfig({
+      DATABASE_URL: "postgres://coldsync@db.internal/coldsync?sslmode=require&password=pg+query%2Fsecret",
+      REDIS_URL: "redis://cache.internal:6379/0?PASSWORD=redis-query-secret",
+    });
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: secretsOf(config), destination });
+    logger.warn({ url: config.warehouse.databaseUrl }, "as configured");
+    logger.warn({ err: new Error("password pg query/secret refused") }, "decoded");
+    logger.warn({ err: new Error("WRONGPASS for redis-query-secret") }, "in a message");
+
+    expect(lines).toHaveLength(3);
+    for (const line of lines) for (const secret of ["pg+query%2Fsecret", "pg query/secret", "redis-query-secret"]) expect(line).not.toContain(secret);
+    expect(lines[0]).toContain("password=[REDACTED]");
+  });
+
   it("keeps a line JSON when a secret's digits stand outside its strings: a numeric password and a number field", () => {
     // A password of digits is plausible in DATABASE_URL or REDIS_URL (secretsOf takes both).
     const { lines, destination } = capture();
