@@ -4,8 +4,11 @@ import { loadConfig, type Config } from "../config.ts";
 import { startEmulator, type RunningEmulator } from "../emulator/server.ts";
 import { startStatusPageServer } from "../http/server.ts";
 import { trackUpstreamAnswers, type UpstreamAnswerTracker } from "../http/status-page/last-answer.ts";
+import type { Logger } from "../logger.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
 import { runFullSync } from "../sync/runs.ts";
+import type { Warehouse } from "../warehouse/connect.ts";
+import { migrateToLatest } from "../warehouse/migrate.ts";
 import { commandLogger, table } from "./output.ts";
 import { syncOnce } from "./sync-once.ts";
 
@@ -48,16 +51,24 @@ export async function runDemo(settings: Config, options: DemoOptions): Promise<v
     const upstream = trackUpstreamAnswers();
     const runtime = await openRuntime(config, { logger, hooks: upstream.hooks });
     try {
-      const summary = await syncOnce(runtime, logger, { trigger: "demo" });
-      if (summary.outcome === "aborted") return;
-      await printFunnel(runtime);
-      if (options.serve) await serveUntilStopped({ config, runtime, emulator, upstream, everyMs: options.everyMs });
+      const firstSync = () => syncAndShowFunnel(runtime, logger, options.serve);
+      if (options.serve) await serveUntilStopped({ config, runtime, emulator, upstream, everyMs: options.everyMs, firstSync });
+      else await firstSync();
     } finally {
       await runtime.close();
     }
   } finally {
     await emulator.close();
   }
+}
+
+/** The demo's first sync, with its progress and summary, then the funnel it filled; false when Ctrl-C stopped it. */
+async function syncAndShowFunnel(runtime: Runtime, logger: Logger, serving: boolean): Promise<boolean> {
+  const summary = await syncOnce(runtime, logger, { trigger: "demo" });
+  if (summary.outcome === "aborted") return false;
+  await printFunnel(runtime);
+  console.log(queryHint(runtime.warehouse, serving));
+  return true;
 }
 
 async function printFunnel(runtime: Runtime): Promise<void> {
@@ -85,7 +96,17 @@ async function printFunnel(runtime: Runtime): Promise<void> {
       ]),
     ),
   );
-  console.log(`query it yourself: SELECT * FROM ${runtime.warehouse.schema}.campaign_funnel; (see README, "The warehouse")`);
+}
+
+/**
+ * How to query what the demo wrote: `coldsync sql` reads either warehouse (the embedded one only once the demo has
+ * let go of it); PostgreSQL also takes any client, which needs the schema named.
+ */
+function queryHint(warehouse: Warehouse, serving: boolean): string {
+  const command = `npx coldsync sql "SELECT * FROM campaign_funnel"`;
+  const whenFree = warehouse.kind === "pglite" && serving ? " once the demo has stopped" : "";
+  const anyClient = warehouse.kind === "postgres" ? `, or from any PostgreSQL client: SELECT * FROM ${warehouse.schema}.campaign_funnel;` : "";
+  return `query it yourself: ${command}${whenFree}${anyClient} (see README, "The warehouse")`;
 }
 
 interface ServeOptions {
@@ -94,14 +115,17 @@ interface ServeOptions {
   emulator: RunningEmulator;
   upstream: UpstreamAnswerTracker;
   everyMs: number;
+  /** The demo's first sync; false when Ctrl-C stopped it. */
+  firstSync: () => Promise<boolean>;
 }
 
 /**
  * `demo --serve`: the status page over the demo's own warehouse (no Redis, no
- * workers: the fleet panel says so), and a sync every `everyMs` after playing
- * the emulator an hour forward, so the page has something to show. Ctrl-C
- * (or SIGTERM) stops the sync in flight after the page it is writing, closes
- * the server, and lets the caller close the warehouse and the emulator.
+ * workers: the fleet panel says so), open from before the first sync so that
+ * it shows that sync's progress, and a sync every `everyMs` after playing the
+ * emulator an hour forward, so the page has something to show. Ctrl-C (or
+ * SIGTERM) stops the sync in flight after the page it is writing, closes the
+ * server, and lets the caller close the warehouse and the emulator.
  */
 async function serveUntilStopped(options: ServeOptions): Promise<void> {
   const { config, runtime, emulator } = options;
@@ -110,6 +134,8 @@ async function serveUntilStopped(options: ServeOptions): Promise<void> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
+    // The page reads the warehouse's tables from its first request on.
+    await migrateToLatest(runtime.warehouse);
     const server = await startStatusPageServer({
       host: config.http.host,
       port: config.http.port,
@@ -125,6 +151,7 @@ async function serveUntilStopped(options: ServeOptions): Promise<void> {
     });
     try {
       console.log(`status page: ${server.url}/ (refreshes itself; a sync every ${options.everyMs / 1000} s; Ctrl-C stops)`);
+      if (!(await options.firstSync())) stop.abort();
       for (;;) {
         await sleep(options.everyMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) break;

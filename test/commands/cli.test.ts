@@ -1,33 +1,15 @@
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
+import { runColdsync } from "../support/cli.ts";
 import { useTestDatabase } from "../support/database.ts";
 
 /** The commands as a user runs them: a real process, real exit codes, real output. */
 
-const BIN = fileURLToPath(new URL("../../bin/coldsync.js", import.meta.url));
 const KEY = "cli-test-key-4f1e";
-const exec = promisify(execFile);
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** `timeoutMs` ends a command that should have stopped at once (SIGTERM, which `emulator` answers by closing). */
-async function coldsync(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: timeoutMs });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
-  }
-}
+const coldsync = (args: string[], env: Record<string, string>, timeoutMs?: number) => runColdsync(args, env, timeoutMs === undefined ? {} : { timeoutMs });
 
 const databaseUrl = useTestDatabase("cli");
 let emulator: RunningEmulator;
@@ -146,13 +128,6 @@ describe("coldsync commands", () => {
     } finally {
       await client.end();
     }
-  });
-
-  it("names the schema it wrote to in the demo's closing hint", async () => {
-    const demo = await coldsync(["demo"], { DATABASE_URL: databaseUrl(), COLDSYNC_SCHEMA: "cli_demo" });
-    expect(demo.code).toBe(0);
-    expect(demo.stdout).toMatch(/schema cli_demo/);
-    expect(demo.stdout).toMatch(/SELECT \* FROM cli_demo\.campaign_funnel/);
   });
 
   it("migrates, syncs once, verifies, reports status, and never prints the key", async () => {

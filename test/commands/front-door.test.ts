@@ -1,42 +1,19 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/server.ts";
+import { BIN, runColdsync } from "../support/cli.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { freePort } from "../support/tcp-gate.ts";
 
 /** The commands as a new user runs them, in a scratch HOME and working directory: what cannot work stops at once, by name. */
 
-const BIN = fileURLToPath(new URL("../../bin/coldsync.js", import.meta.url));
 const KEY = "front-door-key-5b7c";
-const exec = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), "front-door-"));
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-async function coldsync(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Outcome> {
-  const started = Date.now();
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: scratch, ...env },
-      cwd: scratch,
-      timeout: timeoutMs,
-    });
-    return { code: 0, stdout, stderr, ms: Date.now() - started };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === "number" ? failed.code : null, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "", ms: Date.now() - started };
-  }
-}
+const coldsync = (args: string[], env: Record<string, string>, timeoutMs = 60_000) => runColdsync(args, env, { timeoutMs, cwd: scratch });
 
 const databaseUrl = useTestDatabase("front_door");
 let emulator: RunningEmulator;

@@ -1,0 +1,26 @@
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+
+interface SqlFlags {
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command("sql")
+    .description("run one read-only query on the warehouse (embedded or DATABASE_URL, its schema first on the search path) and print the rows")
+    .argument("[query]", "the query; read from standard input when omitted")
+    .option("--json", "print one JSON object per row instead of a table")
+    .action(async (query: string | undefined, flags: SqlFlags) => {
+      const config = loadConfig(process.env);
+      // Loaded only when the command runs: `sql --help` needs no database driver.
+      const { runQuery } = await import("./sql-query.ts");
+      await runQuery(config, query ?? (await readStandardInput()), { json: flags.json === true });
+    });
+}
+
+async function readStandardInput(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
