@@ -89,7 +89,7 @@ describe("the compiled command line", () => {
   // What the commands run (queues, database drivers, web servers, the HTTP client, the logger) loads only when one runs.
   const IMPLEMENTATION_PACKAGES = ["bullmq", "ioredis", "pg", "@electric-sql/pglite", "fastify", "undici", "pino"];
 
-  it.each(["--help", "migrate --help", "worker --help", "demo --help", "verify --help"])(
+  it.each(["--help", "migrate --help", "worker --help", "demo --help", "verify --help", "sql --help"])(
     "is what the bin runs when the build is current, and `%s` loads no command's implementation",
     async (line) => {
       const args = line.split(" ");
