@@ -289,9 +289,9 @@ export class UpstreamClient {
   #listing(request: HttpRequest, body: unknown): { data: unknown[]; total: number | null } {
     // An empty list sent as null, as Go encodes an empty slice: its meaning is certain. (Read as an empty answer
     // is, it deletes nothing on its own: a listing's walk then proves nothing, a whole listing needs two reads.)
-    if (body === null) return { data: [], total: null };
+    // Its total is dropped too: `{"data": null, "total": 0}` would otherwise prove a walk whole and delete every row.
+    if (body === null || (typeof body === "object" && (body as { data?: unknown }).data === null)) return { data: [], total: null };
     if (Array.isArray(body)) return { data: body, total: null };
-    if (typeof body === "object" && (body as { data?: unknown }).data === null) return this.#listing(request, { ...body, data: [] });
     const envelope = pageEnvelope.safeParse(body);
     if (envelope.success) return envelope.data;
     const records = pageData.safeParse(body);
