@@ -209,7 +209,7 @@ function holdsObjects(schema: z.ZodArray): boolean {
 
 /**
  * The items of a list of records as it arrived, and how it deviated: a list; an object keyed by index
- * (`{"0": …, "1": …}`, as some serializers write a list) or by each record's id (`{"1001": {"id": 1001, …}}`,
+ * (`{"0": …, "1": …}`, as some serializers write a list, and `{}` for an empty one) or by each record's id (`{"1001": {"id": 1001, …}}`,
  * a map from id to record); the JSON text of a list; or a single record where a
  * list is documented, which is that list of one. Undefined for anything else. Read as null, the records and
  * all below them would be lost without a trace; each item's own issues sit at `<path>.<index>.…`.
@@ -225,6 +225,8 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
   }
   if (!isPlainObject(raw)) return undefined;
   const keys = Object.keys(raw);
+  // The same serializers write an empty list as an object keyed by no index: no record, not one without fields.
+  if (keys.length === 0) return { items: [], deviation: "an empty list sent as {}; read as an empty list" };
   // Integer keys enumerate in ascending order: "0".."n-1" each at its own place is a list.
   if (keys.length > 0 && keys.every((key, index) => key === String(index))) {
     return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
