@@ -215,8 +215,9 @@ async function countedLine(ctx: SyncContext, stream: PagedStream<unknown>, scope
   const second = first === held ? first : await upstreamTotal(ctx, stream, scope);
   if (second === null || (second !== held && second !== first)) return undefined;
   // The repeats were counted by the last proof, which a terminal campaign renews only at its rewalk: the upstream may
-  // have stopped repeating since. Keys tell, repeats or not.
-  if (repeated > 0 && second !== held) return undefined;
+  // have stopped repeating since, and a count that agrees through them may hide a missing record as well as one that
+  // disagrees may hide none. Keys tell.
+  if (repeated > 0) return undefined;
   return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected, ...(repeated > 0 ? { repeated } : {}) };
 }
 
