@@ -1,5 +1,5 @@
 import { UpstreamError } from "../upstream/client.ts";
-import { isUsableKey } from "../upstream/parsing.ts";
+import { isUsableKey, rejectedIdentity } from "../upstream/parsing.ts";
 import type { SyncContext } from "./context.ts";
 import { listingTotal } from "./counts.ts";
 import { IncompleteWalkError, MAX_PASSES } from "./run-paged.ts";
@@ -35,25 +35,35 @@ export interface ListedSchedules {
   read: boolean;
 }
 
+/** What the upstream lists for a stream and scope: the keys of the records that can be placed, and how many cannot. */
+export interface ListedKeys {
+  /** In the stream's key form. */
+  keys: Set<string>;
+  /** Distinct records that could not be placed (by rejectedIdentity): the warehouse keeps each in rejected_records. */
+  unplaced: number;
+}
+
 /**
- * Every key the upstream lists for a stream and scope, in the stream's key form; a walk of leads also fills
- * `schedules`, and the records read are compared by value when `values` is given.
+ * Every key the upstream lists for a stream and scope; a walk of leads also fills `schedules`, and the records
+ * read are compared by value when `values` is given.
  */
-export async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
-  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), new Set<string>());
+export async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<ListedKeys> {
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), { keys: new Set<string>(), unplaced: 0 });
 }
 
 type ListedLead = { uid: string; schedules: ({ id: unknown; email_data?: { id?: unknown } | null } | null)[] | null };
 
-async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<Set<string>> {
+async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<ListedKeys> {
   const keys = new Set<string>();
+  const unplaced = new Set<string>();
   if (stream.kind === "list") {
     const listing = await stream.fetch(ctx.client, scope, ctx.signal);
     const positions = listing.records.length + listing.rejected.length;
     if (listing.total !== null && positions < listing.total) throw new ShortListingError(stream.name, positions, listing.total, "nothing whole to compare with");
     for (const record of listing.records) keys.add(stream.key(record.value));
+    for (const record of listing.rejected) unplaced.add(rejectedIdentity(record));
     await values?.begin(stream).compare(listing.records);
-    return keys;
+    return { keys, unplaced: unplaced.size };
   }
   // Walked as the sync walks (run-paged.ts): a walk that cannot prove it read every record walks again from the
   // start, and one that never can is not compared (a record that moved while it was read would be missing, or extra).
@@ -62,6 +72,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     let compared = values?.begin(stream);
     const reset = () => {
       keys.clear();
+      unplaced.clear();
       schedules?.ids.clear();
       schedules?.sequences.clear();
       schedules?.unreadable.clear();
@@ -90,6 +101,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
         keys.add(stream.key(record.value));
         if (schedules !== undefined) addSchedules(schedules, record.value as ListedLead);
       }
+      for (const record of walked.page.rejected) unplaced.add(rejectedIdentity(record));
       // Only the records past the page's anchor: the anchor was compared with the page before.
       await compared?.compare(walked.fresh);
       step = await pages.next();
@@ -98,7 +110,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     if (judged === "again") continue;
     if (judged.shortOf) throw new IncompleteWalkError(stream.name, judged.shortOf.seen, judged.shortOf.total, pass);
     if (schedules !== undefined) schedules.read = true;
-    return keys;
+    return { keys, unplaced: unplaced.size };
   }
 }
 

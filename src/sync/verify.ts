@@ -11,7 +11,7 @@ import { recordVerification } from "./verifications.ts";
 import { campaignScopeLine } from "./verify-campaign.ts";
 import { ShortListingError } from "./run-list.ts";
 import { IncompleteWalkError } from "./run-paged.ts";
-import { upstreamKeys, upstreamTotal, type ListedSchedules } from "./verify-listings.ts";
+import { upstreamKeys, upstreamTotal, type ListedKeys, type ListedSchedules } from "./verify-listings.ts";
 import { historyLines } from "./verify-history.ts";
 import { orphanLines } from "./verify-orphans.ts";
 import { walkedScheduleLines } from "./verify-schedules.ts";
@@ -139,7 +139,7 @@ async function reconcile(ctx: SyncContext, options: VerifyOptions): Promise<Veri
       lines.push(
         await listedLine(run, listed, account, async () => {
           const upstream = await upstreamKeys(run, listed, account, undefined, values);
-          if (stream.name === "campaigns") for (const uid of upstream) upstreamCampaigns.add(uid);
+          if (stream.name === "campaigns") for (const uid of upstream.keys) upstreamCampaigns.add(uid);
           return upstream;
         }),
       );
@@ -229,7 +229,7 @@ async function listedLine(
   ctx: SyncContext,
   stream: PagedStream<unknown> | ListStream<unknown>,
   scope: StreamScope,
-  listed: () => Promise<Set<string>>,
+  listed: () => Promise<ListedKeys>,
 ): Promise<VerifyLine> {
   try {
     return await keyedLine(ctx, stream, scope, await listed());
@@ -241,19 +241,22 @@ async function listedLine(
   }
 }
 
-async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, upstream: Set<string>): Promise<VerifyLine> {
+async function keyedLine(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, upstream: ListedKeys): Promise<VerifyLine> {
   const completeness = stream.completeness;
   if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
   const [held, rejected] = await Promise.all([
     liveKeySet(ctx.db, completeness.table, completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
   ]);
-  // Keys are those of placed records on both sides; a record that could not be placed has a `rejected` line of its own.
-  const missing = [...upstream].filter((key) => !held.has(key));
-  const extra = [...held].filter((key) => !upstream.has(key));
-  const status: CheckStatus = missing.length > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
-  const counts = { upstream: upstream.size, warehouse: held.size, rejected };
-  return { campaignUid: scope.campaignUid, stream: stream.name, status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra) };
+  // Keys are those of placed records on both sides; a record that could not be placed has a `rejected` line of its
+  // own. The upstream listing more of those than rejected_records keeps means one the warehouse holds nowhere.
+  const missing = [...upstream.keys].filter((key) => !held.has(key));
+  const extra = [...held].filter((key) => !upstream.keys.has(key));
+  const unplacedNowhere = Math.max(0, upstream.unplaced - rejected);
+  const status: CheckStatus = missing.length > 0 || unplacedNowhere > 0 ? "missing" : extra.length > 0 ? "extra" : "ok";
+  const counts = { upstream: upstream.keys.size + upstream.unplaced, warehouse: held.size, rejected };
+  const reason = unplacedNowhere > 0 ? { reason: `${unplacedNowhere} listed record(s) that cannot be placed are not in rejected_records either` } : {};
+  return { campaignUid: scope.campaignUid, stream: stream.name, status, ...counts, missingKeys: keyList(missing), extraKeys: keyList(extra), ...reason };
 }
 
 async function rejectedLines(db: Kysely<Database>, account: string, campaignUid: string | undefined): Promise<VerifyLine[]> {
