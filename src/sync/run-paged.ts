@@ -1,6 +1,7 @@
 import type { Transaction } from "kysely";
 import { addStage, stageStart } from "../stage-timings.ts";
-import type { Page } from "../upstream/client.ts";
+import type { Page, RejectedRecord } from "../upstream/client.ts";
+import { rejectedIdentity } from "../upstream/parsing.ts";
 import { loadCheckpoint, previousScan, saveCheckpoint, type Checkpoint, type CheckpointState } from "./checkpoints.ts";
 import type { Database } from "../warehouse/database.ts";
 import { confirmMissing, NOTHING_TO_CONFIRM, UnconfirmedMissingError } from "./confirm-missing.ts";
@@ -61,6 +62,21 @@ export class IncompleteWalkError extends Error {
   }
 }
 
+/**
+ * What of a page a walk that started over must count and set aside: a walk before it in the same run met the
+ * same records, and their unplaceable parts and deviating fields were counted then (the run met them once).
+ */
+function notMetEarlier<R>(earlier: readonly WalkCoverage<R>[], stream: PagedStream<R>, walked: WalkPage<R>): { alreadyRead: ReadonlySet<number>; rejected: RejectedRecord[] } {
+  if (earlier.length === 0) return { alreadyRead: walked.alreadyRead, rejected: walked.freshRejected };
+  const alreadyRead = new Set(walked.alreadyRead);
+  walked.page.records.forEach((record, index) => {
+    const key = stream.key(record.value);
+    if (earlier.some((coverage) => coverage.hasRead(key))) alreadyRead.add(index);
+  });
+  const rejected = walked.freshRejected.filter((record) => !earlier.some((coverage) => coverage.hasMetUnplaced(rejectedIdentity(record))));
+  return { alreadyRead, rejected };
+}
+
 /** Where a paged walk starts: an interrupted walk resumes, an append stream continues at its end while its last proof is recent. */
 function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint, now: Date): WalkStart {
   const tail = checkpoint.state.tail ?? [];
@@ -76,9 +92,11 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
   const checkpoint = await loadCheckpoint(ctx.db, key);
   let start = walkStart(stream as PagedStream<unknown>, checkpoint, new Date());
   const scanStartedAt = checkpoint.scanStartedAt ?? new Date();
+  // The walks of this run that started over (another pass, a restart): what they met was counted and set aside.
+  const earlier: WalkCoverage<R>[] = [];
   for (let pass = 1; ; pass += 1) {
     const walkStartedAt = new Date();
-    const coverage = new WalkCoverage(stream);
+    let coverage = new WalkCoverage(stream);
     let restarts = 0;
     // Pages received without a usable total: named on the run once the walk ends.
     let withoutTotal = 0;
@@ -109,13 +127,15 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         const walked = step.value;
         if (walked.restarts !== restarts) {
           restarts = walked.restarts;
-          coverage.clear();
+          earlier.push(coverage);
+          coverage = new WalkCoverage(stream);
         }
         const page = walked.page;
         const counts = await writePage(
           ctx,
-          // The whole page is written, its newest copy of what an earlier page brought too; what the run counts and sets aside is what this walk had not read.
-          { stream, scope, records: page.records, alreadyRead: walked.alreadyRead, rejected: walked.freshRejected, runId: options.runId, observedAt: page.observedAt },
+          // The whole page is written, its newest copy of what an earlier page brought too; what the run counts and sets
+          // aside is what neither this walk nor one before it in the run had met.
+          { stream, scope, records: page.records, ...notMetEarlier(earlier, stream, walked), runId: options.runId, observedAt: page.observedAt },
           (trx) =>
             saveCheckpoint(
               trx,
@@ -159,6 +179,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         "the listing moved while it was read; walking again from the start",
       );
       start = { offset: 0, tail: [] };
+      earlier.push(coverage);
       continue;
     }
     const { total, complete, proven } = judged;
