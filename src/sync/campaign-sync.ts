@@ -116,11 +116,29 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
   if (status === undefined) return;
   // Only a terminal campaign's walks are counted (the walk loads its own checkpoint): one that can send is walked every cycle.
   const checkpoint = isTerminal(status) ? await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }) : undefined;
-  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint) && !isRewalkDue(ctx, checkpoint)) return;
+  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint) && !isRewalkDue(ctx, checkpoint)) {
+    // The last final walk is done, but what follows it in its cycle may not be: a crash, a drain or a failed #9
+    // after its completion committed left it to this cycle, and no later one walks the leads again.
+    if (await sequencesReadSince(ctx, campaignUid, checkpoint)) return;
+    await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
+    await run(emailSequences);
+    return;
+  }
   const terminalWalks = checkpoint === undefined ? undefined : terminalWalksOf(checkpoint) + 1;
   const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
   if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
+}
+
+/**
+ * Whether the campaign's email sequences were all looked up (#9) after its leads' last complete walk: the final
+ * walks retire the sequences no live schedule sends, then look up the rest, and only that lookup's completion
+ * records both done (each final walk is proven, so retiring after it again is as right as it was then).
+ */
+async function sequencesReadSince(ctx: SyncContext, campaignUid: string, leadsCheckpoint: Checkpoint): Promise<boolean> {
+  const sequences = await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: emailSequences.name });
+  const walkedAt = leadsCheckpoint.lastCompleteScanAt;
+  return walkedAt !== null && sequences.lastCompleteScanAt !== null && sequences.lastCompleteScanAt >= walkedAt;
 }
 
 /** Whether a terminal campaign past its final walks is due a walk of its leads again (SyncContext.terminalRewalkEveryMs). */
