@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { MAX_BODY_BYTES, registerBodyParsers } from "./http/bodies.ts";
@@ -63,11 +63,16 @@ const MALFORMED: Record<string, [status: number, message: string]> = {
 function answerMalformedRequest(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const [status, message] = MALFORMED[error.code ?? ""] ?? [400, `request: not a well-formed HTTP request (${error.code ?? error.message}); the target must be ASCII, other characters escaped as %XX`];
-  const body = JSON.stringify({ message });
-  if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
-  }
+  answerOnSocket(socket, status, message);
   socket.destroy(error);
+}
+
+/** An answer written straight to a socket fastify never sees, `{"message"}` as every other error, then the end of it. */
+function answerOnSocket(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify({ message });
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
 }
 
 export async function buildApp(context: EmulatorContext, admin: boolean): Promise<FastifyInstance> {
@@ -95,15 +100,26 @@ export async function buildApp(context: EmulatorContext, admin: boolean): Promis
   registerGate(app, context);
   registerQueryCheck(app);
 
-  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
+  /** What a request no route takes gets: 405 with the methods its path allows, or 404 for a path the API has not. */
+  const unrouted = (method: string, url: string): { status: 404 | 405; message: string; allowed?: string } => {
     // A target in absolute form (`http://host/api/v1/campaigns/`) names the path after its origin.
-    const target = request.url.replace(ABSOLUTE_FORM_ORIGIN, "");
+    const target = url.replace(ABSOLUTE_FORM_ORIGIN, "");
     const path = target.split(/[?#]/, 1)[0] ?? target;
     const methods = methodsByPath.get(asRouted(path));
-    if (!methods) return reply.code(404).send({ message: `no such path: ${path}` });
+    if (!methods) return { status: 404, message: `no such path: ${path}` };
     const allowed = [...methods].sort().join(", ");
-    return reply.code(405).header("allow", allowed).send({ message: `method ${request.method} is not allowed on ${path}; allowed: ${allowed}` });
+    return { status: 405, message: `method ${method} is not allowed on ${path}; allowed: ${allowed}`, allowed };
   };
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
+    const { status, message, allowed } = unrouted(request.method, request.url);
+    if (allowed !== undefined) void reply.header("allow", allowed);
+    return reply.code(status).send({ message });
+  };
+  // Node hands CONNECT to this event instead of the request handler, and closes the socket unanswered when nothing listens.
+  app.server.on("connect", (request: IncomingMessage, socket: Duplex) => {
+    const { status, message, allowed } = unrouted("CONNECT", request.url ?? "");
+    answerOnSocket(socket, status, message, allowed === undefined ? {} : { Allow: allowed });
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message });

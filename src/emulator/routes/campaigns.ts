@@ -67,7 +67,8 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
 
   app.patch(PATHS.campaign, async (request) => {
     const { encoding, value } = await readBody(request);
-    const input = encoding === "form" ? nestFlatFields(value, "update_data", ["campaign_uid"]) : value;
+    // No body at all is an empty one: each required field is named (contract A.2), not the body as a whole.
+    const input = encoding === "form" ? nestFlatFields(value, "update_data", ["campaign_uid"]) : (value ?? {});
     const account = accountOf(request);
     const parsed = parseOrProblems(updateCampaignBodySchema(encoding), input, "body");
     if (!("data" in parsed)) throw badRequest([parsed.problems, ...crossCheckProblemsOfInvalid(account, encoding, input)].join("; "));
@@ -82,7 +83,7 @@ export const campaignRoutes: FastifyPluginAsync<EmulatorContext> = async (app, c
 
   for (const [operation, path] of Object.entries(LIFECYCLE_PATHS) as [Lifecycle, string][]) {
     app.post(path, async (request) => {
-      const body = parseOr400(lifecycleBody, await readJsonBody(request), "body");
+      const body = parseOr400(lifecycleBody, (await readJsonBody(request)) ?? {}, "body");
       const campaign = findCampaign(accountOf(request), body.campaign_uid);
       requireStatus(campaign, LIFECYCLE_RULES[operation].from, operation);
       if (operation === "start" && campaign.sequences.length === 0) {

@@ -17,10 +17,13 @@ function namesId(query: unknown): boolean {
   return typeof query === "object" && query !== null && PARAMS.sequenceId in query;
 }
 
-/** The id to delete: from the query string (contract A.1), else from a JSON body {"id": N}. */
+/**
+ * The id to delete: from the query string (contract A.1), else from a JSON body {"id": N}. The body is read either
+ * way: a malformed one, or a form, is a 400 before anything is deleted.
+ */
 async function idToDelete(request: FastifyRequest): Promise<NumericId> {
-  if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
   const value = await readJsonBody(request);
+  if (namesId(request.query)) return parseOr400(sequenceIdQuery, request.query, "query")[PARAMS.sequenceId];
   if (value === undefined) throw badRequest(`${PARAMS.sequenceId}: is required, in the query string or as a JSON body {"${PARAMS.sequenceId}": N}`);
   return parseOr400(sequenceIdBody, value, "body")[PARAMS.sequenceId];
 }
@@ -28,7 +31,8 @@ async function idToDelete(request: FastifyRequest): Promise<NumericId> {
 export const sequenceRoutes: FastifyPluginAsync<EmulatorContext> = async (app, context) => {
   app.post(PATHS.emailSequence, async (request) => {
     const { encoding, value } = await readBody(request);
-    const body = parseOr400(createSequenceBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "sequence_data", ["campaign_uid"]) : value, "body");
+    // No body at all is an empty one: each required field is named (contract A.2), not the body as a whole.
+    const body = parseOr400(createSequenceBodySchema(encoding), encoding === "form" ? nestFlatFields(value, "sequence_data", ["campaign_uid"]) : (value ?? {}), "body");
     const account = accountOf(request);
     const campaign = findCampaign(account, body.campaign_uid);
     requireCreated(campaign, "creating an email sequence");
