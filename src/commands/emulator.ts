@@ -114,7 +114,8 @@ export function register(program: Command): void {
     .exitOverride((error) => {
       // Help and version exit normally; every other parse error is a configuration problem (exit 2).
       if (error.exitCode === 0) throw error;
-      throw new ConfigError([error.message.replace(/^error: /, "")]);
+      // One problem, one line: commander puts its suggestion ("(Did you mean --seed?)") on a line of its own.
+      throw new ConfigError([error.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ")]);
     })
     .action(async (flags: Flags) => {
       const level = loadLogLevel();

@@ -102,6 +102,9 @@ describe("coldsync commands", () => {
       [2, "coldsync: --port: must be a port number from 0 to 65535"],
       [2, "coldsync: --port: must not be blank"],
     ]);
+    // A misspelt flag is one problem, on one line, suggestion included.
+    const misspelt = await coldsync(["emulator", "--sed", "3"], {}, 10_000);
+    expect([misspelt.code, misspelt.stderr.trim()]).toEqual([2, "coldsync: unknown option '--sed' (Did you mean --seed?)"]);
     const verify = await coldsync(["verify", "--deep=sometimes"], { ...env, COLDSYNC_API_KEY: "" }, 20_000);
     expect(verify.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^coldsync: --deep: /),
