@@ -5,6 +5,7 @@ import { dueForLeads, type Cadence } from "./cadence.ts";
 import { enqueueDueEvents } from "./campaign-jobs.ts";
 import { processLeased, type JobReturn, type ProcessorBase, type SyncFunctions } from "./leased-job.ts";
 import { enqueueCampaignSyncs, type CampaignEventsJobData, type CampaignSyncJobData, type DiscoveryJobData } from "./queues.ts";
+import { isKeyRefused } from "../upstream/errors.ts";
 import { settle } from "./verdict.ts";
 
 /**
@@ -44,8 +45,9 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
       },
       run: async (signal) => {
         const result = await options.discover(signal);
-        // A partial discovery still saw campaigns; they need not wait for the retry.
-        if (result.outcome !== "aborted") {
+        // A partial discovery still saw campaigns; they need not wait for the retry. A refused key would refuse
+        // every campaign's job too.
+        if (result.outcome !== "aborted" && !result.failures.some((failure) => isKeyRefused(failure.error))) {
           const due = await dueForLeads(options.db, options.account, result.campaigns, options.cadence);
           const jobs = due.map((campaign) => ({ account: options.account, campaignUid: campaign.uid }));
           await enqueueCampaignSyncs(options.campaignSyncQueue, "sync-campaign", jobs);

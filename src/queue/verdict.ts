@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job, type 
 import { clip } from "../clip.ts";
 import { ShortListingError } from "../sync/run-list.ts";
 import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
-import { UpstreamError } from "../upstream/errors.ts";
+import { isKeyRefused, UpstreamError } from "../upstream/errors.ts";
 
 /**
  * How a finished run, or an error thrown by one, decides what BullMQ does
@@ -60,7 +60,7 @@ export function verdictOfError(error: unknown, signal: AbortSignal): Verdict {
 function verdictOfErrors(errors: Error[], description: string): Verdict {
   const reason = clip(description, MAX_REASON_LENGTH) || "the run failed without naming an error";
   const upstream = errors.filter((error): error is UpstreamError => error instanceof UpstreamError);
-  if (upstream.some((error) => error.status === 401)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
+  if (upstream.some(isKeyRefused)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
   const throttled = upstream.filter((error) => error.status === 429);
   if (throttled.length > 0) {
     const ms = Math.max(...throttled.map((error) => pauseAfter(error.retryAfterMs)));

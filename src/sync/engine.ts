@@ -1,3 +1,4 @@
+import { isKeyRefused } from "../upstream/errors.ts";
 import type { SyncContext } from "./context.ts";
 import { runList } from "./run-list.ts";
 import { runLookup } from "./run-lookup.ts";
@@ -8,7 +9,9 @@ import { emptyCounts, SyncAbortedError, type StreamOptions, type StreamResult } 
 /**
  * The one engine that runs every stream, whatever its kind: it fetches,
  * writes each page with its checkpoint in one transaction, soft-deletes what
- * a complete scan no longer returns, and reports what it did.
+ * a complete scan no longer returns, and reports what it did. A stream's
+ * failure is its own, reported with its result, except a refused API key,
+ * which ends the whole run: it is thrown.
  */
 
 export { SyncAbortedError, type StreamOptions, type StreamResult } from "./stream-run.ts";
@@ -32,6 +35,8 @@ export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>
     if (error instanceof SyncAbortedError) throw error;
     // A request cut short by the caller's signal is the stop it asked for, not a failing stream.
     if (ctx.signal?.aborted) throw new SyncAbortedError();
+    // A refused key fails every request after it too: the run stops (runs.ts records it once, for the run).
+    if (isKeyRefused(error)) throw error;
     result.error = error instanceof Error ? error : new Error(String(error));
     ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, err: result.error }, "stream failed");
   } finally {

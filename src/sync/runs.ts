@@ -9,6 +9,7 @@ import { RunLedger, type RunSummary } from "./run-ledger.ts";
 import { ACCOUNT_STREAMS } from "./streams/index.ts";
 import { isUnknownCampaign, UnknownCampaignError } from "./unknown-campaign.ts";
 import { LinkedSignal } from "../linked-signal.ts";
+import { isKeyRefused } from "../upstream/errors.ts";
 
 /**
  * The three ways a sync runs, each recorded as one row of `sync_runs`:
@@ -190,11 +191,13 @@ export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {
     for (const totals of Object.values(ledger.streams)) progress.records += totals.fetched;
     options.onProgress?.(progress);
     const queue = new PQueue({ concurrency: options.campaignConcurrency ?? 3 });
+    // What ends the run before its last campaign: a stop it was asked for, or the upstream refusing the key.
     let aborted: unknown;
+    let refused: unknown;
     await Promise.all(
       campaigns.map((uid) =>
         queue.add(async () => {
-          if (aborted) return;
+          if (aborted || refused) return;
           try {
             const held = await holdCampaign(run, uid, "all");
             try {
@@ -204,6 +207,7 @@ export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {
             }
           } catch (error) {
             if (error instanceof SyncAbortedError) aborted = error;
+            else if (isKeyRefused(error)) refused ??= error;
             else ledger.fail(uid, "campaign", error instanceof Error ? error : new Error(String(error)));
           }
           progress.campaignsDone += 1;
@@ -212,5 +216,6 @@ export async function runFullSync(ctx: SyncContext, options: FullSyncOptions = {
       ),
     );
     if (aborted) throw aborted;
+    if (refused) throw refused;
   });
 }

@@ -37,6 +37,11 @@ export class UpstreamError extends Error {
   }
 }
 
+/** Whether the upstream refused the API key (401): account-wide, so nothing else the run asks for can succeed. */
+export function isKeyRefused(error: unknown): error is UpstreamError {
+  return error instanceof UpstreamError && error.status === 401;
+}
+
 /** A single-record answer whose body fails its schema: retrying would return the same record. */
 export class InvalidRecordError extends UpstreamError {
   override name = "InvalidRecordError";

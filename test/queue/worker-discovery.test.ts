@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { openQueues, QUEUE_NAMES } from "../../src/queue/queues.ts";
 import { RunLeases } from "../../src/queue/run-lease.ts";
 import { upsertDiscoveryScheduler } from "../../src/queue/schedulers.ts";
+import { UpstreamError } from "../../src/upstream/errors.ts";
 import { ACCOUNT, fixedDiscovery, intervals, useWorkerServices } from "./harness.ts";
 
 const services = useWorkerServices("worker_discovery");
@@ -77,6 +78,18 @@ describe("worker service", () => {
     await expect.poll(() => service.queues.discovery.getCompletedCount(), { timeout: 5_000 }).toBe(1);
     const [discovery] = await service.queues.discovery.getJobs(["completed"]);
     expect(discovery?.returnvalue.enqueued.sort()).toEqual(["done", "live", "waiting"]);
+  });
+
+  it("fans nothing out after a discovery whose key the upstream refused (401): every campaign's job would be refused too", async () => {
+    nextPrefix();
+    const refused = new UpstreamError("rejected", { endpoint: "/api/v1/workspaces/", method: "GET", status: 401, retryable: false });
+    const found = fixedDiscovery(warehouse().db, [{ uid: "live", status: "running" }]);
+    const service = await start({
+      discover: async (signal) => ({ ...(await found(signal)), outcome: "failed", failures: [{ campaignUid: null, stream: "run", error: refused }] }),
+    });
+    await expect.poll(() => service.queues.discovery.getFailedCount(), { timeout: 10_000 }).toBe(1);
+    expect(await service.queues.campaignSync.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0, active: 0, completed: 0 });
+    expect((await service.queues.discovery.getJobs(["failed"]))[0]?.failedReason).toMatch(/401/);
   });
 
   it("completes a discovery tick without discovering while another worker discovers: that one's fan-out covers it", async () => {
