@@ -3,6 +3,7 @@ import { clip } from "../clip.ts";
 import { ShortListingError } from "../sync/run-list.ts";
 import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
 import { isKeyRefused, UpstreamError } from "../upstream/errors.ts";
+import { DEFAULT_RATE_LIMIT_PAUSE_MS } from "../upstream/http.ts";
 
 /**
  * How a finished run, or an error thrown by one, decides what BullMQ does
@@ -32,8 +33,6 @@ export type Verdict =
 export type RunResult = Pick<RunSummary, "runId" | "outcome" | "failures">;
 type RunFailure = RunSummary["failures"][number];
 
-/** Retry-After when a 429 did not say, or said 0. */
-const DEFAULT_RATE_LIMIT_MS = 1_000;
 const MAX_REASON_LENGTH = 2_000;
 
 /** `signal` is the one the run was given: once it aborted, whatever failed did so because the run was told to stop. */
@@ -81,7 +80,7 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
  * would also refuse a pause of 0 ms, and the job would spend an attempt on that error instead of waiting.
  */
 function pauseAfter(retryAfterMs: number | undefined): number {
-  return retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_MS;
+  return retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_PAUSE_MS;
 }
 
 function describeFailure(failure: RunFailure): string {

@@ -246,15 +246,22 @@ export class HttpTransport {
       }
     }
     const upstreamMessage = errorMessageOf(text, this.#scrub);
+    const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
     if (response.status === 429) {
-      const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
-      if (retryAfterMs !== undefined) this.#options.limiter.pauseFor(retryAfterMs);
-      throw this.#error(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs });
+      // A 429 holds back every request of the account, for Retry-After or a second when it names no wait to come.
+      const pauseMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_PAUSE_MS;
+      this.#options.limiter.pauseFor(pauseMs);
+      throw this.#error(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs: pauseMs });
     }
+    // A 5xx that says when to come back (a 503 during maintenance) is taken at its word, for every request of the
+    // account: the server answers them all alike meanwhile.
+    const unavailableFor = response.status >= 500 && retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : undefined;
+    if (unavailableFor !== undefined) this.#options.limiter.pauseFor(unavailableFor);
     throw this.#error(request, `failed with ${response.status}: ${upstreamMessage}`, {
       status: response.status,
       upstreamMessage,
       retryable: response.status >= 500 && idempotent,
+      retryAfterMs: unavailableFor,
     });
   }
 
@@ -321,11 +328,21 @@ function excerpt(text: string, scrub: (text: string) => string): string {
   return clip(plain, EXCERPT_LENGTH);
 }
 
-/** Retry-After in whole seconds (contract A.2), or an HTTP date. */
+/** How long a 429 holds the account back when its Retry-After is missing, 0 or a date already past. */
+export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
+
+/**
+ * The longest wait a Retry-After buys: one request an hour then asks whether it is over, so an upstream that lifts
+ * its limit early is seen within the hour (and no timer is asked for more than the 24.8 days Node's can hold, past
+ * which it would fire every millisecond).
+ */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Retry-After in whole seconds (contract A.2), or an HTTP date; in milliseconds, at most MAX_RETRY_AFTER_MS. */
 function retryAfterOf(header: string | string[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value.trim() === "") return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  if (/^\d+$/.test(value.trim())) return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
   const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - Date.now()), MAX_RETRY_AFTER_MS);
 }
