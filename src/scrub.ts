@@ -25,7 +25,8 @@
  * control character is matched only escaped (as written it would be the text's own quote or escape), and a match
  * is replaced only if it is whole characters and escapes of one string: not one that starts inside an escape (the
  * `n` of `\n`, the hex digits of `\u00e9`), not one outside strings (a password `12345678` in the number
- * `123456789`, which stays as it is). The text's strings are read only where there is a match, once from start to
+ * `123456789`, which stays as it is), unless it is a whole number there (a key of digits echoed as a number),
+ * which becomes the marker as a string. The text's strings are read only where there is a match, once from start to
  * end however many there are (the place of each is past the last); the marker holds neither `"` nor `\`.
  */
 
@@ -163,6 +164,18 @@ class JsonStrings {
 
   /** Whether a character or an escape of a string starts at `index` (not inside an escape, not outside strings). */
   startsAt(index: number): boolean {
+    this.#readTo(index);
+    return this.#at === index && this.#inString;
+  }
+
+  /** Whether `index` lies outside every string (asked where startsAt did not hold). */
+  outsideAt(index: number): boolean {
+    this.#readTo(index);
+    return this.#at === index && !this.#inString;
+  }
+
+  /** Reads the text's tokens up to `index`, or past it when an escape spans it. */
+  #readTo(index: number): void {
     const text = this.text;
     while (this.#at < index) {
       if (!this.#inString) {
@@ -182,8 +195,6 @@ class JsonStrings {
         this.#inString = false;
       } else this.#at = special.index + escapeLength(text, special.index);
     }
-    // Past `index`: it lies inside the escape stepped over last.
-    return this.#at === index && this.#inString;
   }
 
   /**
@@ -204,6 +215,16 @@ class JsonStrings {
   }
 }
 
+/** What may stand beside a JSON value outside strings: a separator, a bracket, whitespace. */
+const VALUE_BOUNDARY = /[\s,:[\]{}]/;
+
+/** Whether `start` to `end` of a JSON text (outside strings) is a whole number token of digits. */
+function isWholeNumber(text: string, start: number, end: number): boolean {
+  const before = start === 0 || VALUE_BOUNDARY.test(text.charAt(start - 1));
+  const after = end === text.length || VALUE_BOUNDARY.test(text.charAt(end));
+  return before && after && /^\d+$/.test(text.slice(start, end));
+}
+
 function replaceMatches(text: string, pattern: RegExp, json: boolean): string {
   pattern.lastIndex = 0;
   let strings: JsonStrings | undefined; // read from the first match on: a text with none is not read again
@@ -215,11 +236,17 @@ function replaceMatches(text: string, pattern: RegExp, json: boolean): string {
     // `"rows":123456789`). Otherwise try one character on.
     const end = match.index + match[0].length;
     if (json) strings ??= new JsonStrings(text);
+    let replacement = REDACTED;
     if (strings !== undefined && !(strings.startsAt(match.index) && strings.holds(match.index, end))) {
-      pattern.lastIndex = match.index + 1;
-      continue;
+      // A secret of digits can also stand as a whole number (an upstream that sends documented strings as numbers
+      // echoes such a key so): it becomes the marker as a string, which keeps the text JSON.
+      if (!(strings.outsideAt(match.index) && isWholeNumber(text, match.index, end))) {
+        pattern.lastIndex = match.index + 1;
+        continue;
+      }
+      replacement = `"${REDACTED}"`;
     }
-    scrubbed += text.slice(copied, match.index) + REDACTED;
+    scrubbed += text.slice(copied, match.index) + replacement;
     copied = end;
   }
   return copied === 0 ? text : scrubbed + text.slice(copied);

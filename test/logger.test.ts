@@ -110,11 +110,13 @@ describe("createLogger", () => {
     const logger = createLogger({ secrets: ["12345678"], destination });
     logger.info({ rows: 123456789 }, "batch written");
     logger.warn({ err: new Error("password 12345678 refused") }, "in a message");
+    logger.info({ echoed: [12345678], count: 12345678 }, "the password as a whole number");
 
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
     expect(JSON.parse(lines[0] as string)).toMatchObject({ rows: 123456789, msg: "batch written" });
     expect(lines[1]).not.toContain("12345678");
+    expect(JSON.parse(lines[2] as string)).toMatchObject({ echoed: ["[REDACTED]"], count: "[REDACTED]" });
   });
 
   it("drops the arguments of a Redis command that can hold a password, and only those", () => {
