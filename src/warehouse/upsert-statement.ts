@@ -106,6 +106,9 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const fullRead = FULL_READS[table];
   const full = observed && fullRead !== undefined && columns.includes(fullRead.observedAt) ? fullRead : undefined;
   const observations = full === undefined ? [OBSERVED_AT] : [OBSERVED_AT, full.observedAt];
+  // A full read that could not read every summary column (an unreadable status is left out of its row) observed
+  // no status: it must not order out a summary read made before it and written after it.
+  const observesSummary = full === undefined || full.summary.every((column) => columns.includes(column));
   const compared = columns.filter((column) => !key.includes(column) && !observations.includes(column));
   const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
   const fullObservation = (row: "t" | "excluded") => sql.id(row, full?.observedAt ?? OBSERVED_AT);
@@ -126,7 +129,10 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const assignments = sql.join([
     ...compared.map((column) => sql`${sql.id(column)} = ${written(column)}`),
     ...(observed && !onChangeOnly
-      ? [...observations.map(newest), sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`]
+      ? [
+          ...observations.filter((column) => column !== OBSERVED_AT || observesSummary).map(newest),
+          sql`_synced_at = CASE WHEN ${changed} THEN excluded._synced_at ELSE t._synced_at END`,
+        ]
       : [...(observed ? [newest(OBSERVED_AT)] : []), sql`_synced_at = excluded._synced_at`]),
     ...(revive ? [observed ? sql`_deleted_at = CASE WHEN ${summaryFresh} THEN NULL ELSE t._deleted_at END` : sql`_deleted_at = NULL`] : []),
   ]);
