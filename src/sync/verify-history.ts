@@ -9,9 +9,9 @@ import type { VerifyLine } from "./verify.ts";
  * and it holds the row's current values. The triggers that keep the history
  * (migrations 0003, 0011, 0012) write it in the same statement as the row, so
  * a disagreement is damage to the warehouse, not an upstream that moved; no
- * request is made. A campaign's settings are compared by its status alone:
- * its open row's settings merge the listing's name with the detail's.
- * A line only for a history that disagrees, naming the rows and, per column,
+ * request is made. A campaign's open row is compared by its status and its
+ * settings but the name, which merges the listing's name with the detail's
+ * (migrations/0020). A line only for a history that disagrees, naming the rows and, per column,
  * how many (`open row`: none, or more than one, is open).
  */
 
@@ -24,7 +24,21 @@ interface HistoryRule {
   rowKey: string;
   /** Columns the open history row holds as the row does. */
   columns: readonly string[];
+  /** Other values the open row `h` holds as the row `r` does, each a condition true when they differ, by name. */
+  derived?: Readonly<Record<string, RawBuilder<unknown>>>;
 }
+
+/**
+ * Whether a campaign's open version holds other settings than the campaign `r`: each setting is the row's column of
+ * the same name, as record_campaign_history writes it (migrations/0020), its sending domains those it held at its
+ * last detail read; its name may be the listing's or the detail's, so it is left out.
+ */
+const CAMPAIGN_SETTINGS_DIFFER = sql`(h.settings - 'name') IS DISTINCT FROM COALESCE((
+    SELECT jsonb_object_agg(setting, CASE WHEN setting = 'sending_domains'
+        THEN COALESCE((SELECT jsonb_agg(d.domain_id ORDER BY d.domain_id) FROM campaign_sending_domains d
+                        WHERE d.campaign_uid = r.uid AND (d._deleted_at IS NULL OR d._deleted_at > r._detail_observed_at)), '[]'::jsonb)
+        ELSE to_jsonb(r) -> setting END)
+      FROM jsonb_object_keys(h.settings - 'name') AS setting), '{}'::jsonb)`;
 
 const RULES: readonly HistoryRule[] = [
   {
@@ -35,7 +49,7 @@ const RULES: readonly HistoryRule[] = [
     columns: ["credits_remaining", "total_emails_sent", "total_replies_received", "subscription_plan", "billing_period", "next_renewal_date"],
   },
   { table: "domains", history: "domain_history", historyKey: "domain_id", rowKey: "id", columns: ["status", "setup_complete", "warmup_days_remaining", "warmup_active_days"] },
-  { table: "campaigns", history: "campaign_history", historyKey: "campaign_uid", rowKey: "uid", columns: ["status"] },
+  { table: "campaigns", history: "campaign_history", historyKey: "campaign_uid", rowKey: "uid", columns: ["status"], derived: { settings: CAMPAIGN_SETTINGS_DIFFER } },
 ];
 
 const OPEN_ROW = "open row";
@@ -50,7 +64,10 @@ export async function historyLines(db: Kysely<Database>, account: string, campai
 }
 
 async function historyLine(db: Kysely<Database>, rule: HistoryRule, account: string, only: RawBuilder<unknown>): Promise<VerifyLine | undefined> {
-  const differing = rule.columns.map((column) => sql`CASE WHEN h.${sql.id(column)} IS DISTINCT FROM r.${sql.id(column)} THEN ${column} END`);
+  const differing = [
+    ...rule.columns.map((column) => sql`CASE WHEN h.${sql.id(column)} IS DISTINCT FROM r.${sql.id(column)} THEN ${column} END`),
+    ...Object.entries(rule.derived ?? {}).map(([name, differs]) => sql`CASE WHEN ${differs} THEN ${name} END`),
+  ];
   const { rows } = await sql<{ key: string; open_rows: number; columns: string[] }>`
     SELECT r.${sql.id(rule.rowKey)}::text AS key, count(DISTINCT h.valid_from)::int AS open_rows,
            coalesce(array_agg(x.column_name) FILTER (WHERE x.column_name IS NOT NULL), '{}') AS columns
