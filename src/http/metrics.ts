@@ -61,6 +61,32 @@ export const METRIC_NAMES = {
   verifyFinished: "coldsync_verify_last_finished_timestamp_seconds",
 } as const;
 
+/**
+ * How many `field` labels coldsync_field_issues_total takes before it counts the rest as OTHER_FIELDS. A field's
+ * path names the keys of what it sits in, and inside a field the spec does not know (read whole into `_extra`)
+ * those are the upstream's data (a lead's custom fields, keyed by a customer's CSV columns): prom-client keeps every
+ * label set for the life of the process, and each would be a series of every scrape for months.
+ */
+const MAX_FIELD_LABELS = 200;
+const OTHER_FIELDS = "(other)";
+
+/** The labels one label name has taken, up to `max`; past it, every new value is `other`. */
+class BoundedLabels {
+  readonly #seen = new Set<string>();
+  constructor(
+    readonly max: number,
+    readonly other: string,
+  ) {}
+
+  of(scope: string, value: string): string {
+    const key = `${scope}\u0000${value}`;
+    if (this.#seen.has(key)) return value;
+    if (this.#seen.size >= this.max) return this.other;
+    this.#seen.add(key);
+    return value;
+  }
+}
+
 export function createMetrics(logger?: Logger): WorkerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "coldsync_" });
@@ -92,6 +118,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     labelNames: ["stream"],
     registers: [registry],
   });
+  const fieldLabels = new BoundedLabels(MAX_FIELD_LABELS, OTHER_FIELDS);
   const fieldIssues = new Counter({
     name: METRIC_NAMES.fieldIssues,
     help: "Fields that deviated from the spec and were stored as NULL or coerced, by stream and table.field.",
@@ -235,7 +262,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     syncObserver: {
       onRowsWritten: (table, count) => rows.inc({ table }, count),
       onRejected: (stream) => rejected.inc({ stream }),
-      onFieldIssues: (stream, field, count) => fieldIssues.inc({ stream, field }, count),
+      onFieldIssues: (stream, field, count) => fieldIssues.inc({ stream, field: fieldLabels.of(stream, field) }, count),
       onStreamFinished: ({ stream, durationMs, ok }) => streamDuration.observe({ stream, ok: String(ok) }, durationMs / 1000),
     },
     observeJob: (queue, status, durationMs) => jobDuration.observe({ queue, status }, durationMs / 1000),
