@@ -60,8 +60,12 @@ class LiteralSlot {
 }
 
 const SYNCED_AT = Symbol("syncedAt");
-/** Shapes seen by one process: a few per table (which columns a source sends), so the cache stays small. */
+/**
+ * Shapes seen by one process: a few per table (which columns a source sends), more where an upstream's deviations
+ * leave columns out of rows; the least recently used goes past COMPILED_SHAPES, and is compiled again if it returns.
+ */
 const compiledStatements = new Map<string, CompiledQuery<UpsertResult>>();
+const COMPILED_SHAPES = 256;
 
 /**
  * The upsert statement of one shape (table, columns, source), compiled once
@@ -75,9 +79,11 @@ export function compiledUpsert(db: Executor, table: SyncedTableName, columns: re
   if (compiled === undefined) {
     const slots = columns.map((_, index) => new LiteralSlot(index));
     compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
-    compiledStatements.set(shape, compiled);
     prepareOnce(compiled.sql);
-  }
+    if (compiledStatements.size >= COMPILED_SHAPES) compiledStatements.delete(compiledStatements.keys().next().value as string);
+  } else compiledStatements.delete(shape);
+  // Kept in the order of use: the first key is the least recently used.
+  compiledStatements.set(shape, compiled);
   const { sql: text, parameters } = compiled;
   return (literals: readonly string[], syncedAt: Date): CompiledQuery<UpsertResult> =>
     CompiledQuery.raw(
