@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { parseInstant } from "../upstream/instant.ts";
-import type { FieldIssue } from "../upstream/tolerant.ts";
+import { isUnread, type FieldIssue } from "../upstream/tolerant.ts";
 
 /**
  * Small helpers shared by the row mappings of the streams.
@@ -58,8 +58,10 @@ export function withoutUnreadable<T extends object>(
   for (const column of Object.keys(fields)) {
     if (fields[column] !== null) continue;
     const path = `${start}${pathOf(column)}`;
-    // The field itself, or an object above it (a `settings` that arrived as null), could not be read.
-    if (issues.some((issue) => path === issue.path || (path.startsWith(`${issue.path}.`) && !isItemBelow(path, issue.path)))) fields[column] = undefined;
+    // The field itself, or an object above it (a `settings` that arrived as null), could not be read. An object
+    // read another way (a one-item list for it) holds its real nulls.
+    const unreadHere = (issue: FieldIssue) => path === issue.path || (isUnread(issue) && path.startsWith(`${issue.path}.`) && !isItemBelow(path, issue.path));
+    if (issues.some(unreadHere)) fields[column] = undefined;
   }
   return row;
 }

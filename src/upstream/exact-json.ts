@@ -52,7 +52,40 @@ function readNumber(text: string): number | UnroundedNumber {
  * careful read). Invalid JSON throws as JSON.parse throws. A field named twice
  * keeps its last value, as JSON.parse keeps it.
  */
-export function parseJson(text: string): { value: unknown; exact: boolean } {
+export function parseJson(text: string): { value: unknown; exact: boolean; controlCharacters?: true } {
+  try {
+    return parseText(text);
+  } catch (error) {
+    // Hand-built JSON writers put tabs and line breaks into strings as they are, which JSON refuses: one such field
+    // would cost every record of the answer. Escaped, they are the text the writer meant.
+    const escaped = escapeRawControlCharacters(text);
+    if (escaped === text) throw error;
+    return { ...parseText(escaped), controlCharacters: true };
+  }
+}
+
+/** `text` with every control character (U+0000 to U+001F) that stands raw inside a string written as a \u escape. */
+function escapeRawControlCharacters(text: string): string {
+  let escaped = "";
+  let copied = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (!inString) {
+      inString = code === 0x22;
+    } else if (code === 0x5c) {
+      index += 1;
+    } else if (code === 0x22) {
+      inString = false;
+    } else if (code < 0x20) {
+      escaped += `${text.slice(copied, index)}\\u${code.toString(16).padStart(4, "0")}`;
+      copied = index + 1;
+    }
+  }
+  return copied === 0 ? text : escaped + text.slice(copied);
+}
+
+function parseText(text: string): { value: unknown; exact: boolean } {
   if (!LONG_NUMBER.test(text)) return { value: JSON.parse(text) as unknown, exact: false };
   try {
     return { value: parse(text, undefined, { parseNumber: readNumber, onDuplicateKey: ({ newValue }) => newValue }), exact: true };

@@ -234,7 +234,11 @@ export class HttpTransport {
     if (response.status >= 200 && response.status < 300) {
       const parseStart = stageStart();
       try {
-        return parseJson(text);
+        const parsed = parseJson(text);
+        if (parsed.controlCharacters) {
+          this.#options.logger?.warn({ endpoint: request.endpoint, method: request.method }, "the answer's strings held raw control characters (tabs, line breaks), which JSON refuses; read as if escaped");
+        }
+        return parsed;
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.
         throw this.#error(request, `status ${response.status} with a body that is not JSON: ${excerpt(text, this.#scrub)}`, {

@@ -33,11 +33,14 @@ const INT32_MIN = -2_147_483_648;
  * The format alone passes values that name no instant the warehouse holds (year 0000, a fraction that rounds past
  * 9999-12-31): each must be read as a deviation, named and not stored, rather than reach a row as a silent NULL
  * (or a NOT NULL key, failing its page). The format takes only `Z`, so a value of at most six fraction digits
- * (27 characters) outside year 0000 is one: every record carries several, and most need no second parse.
+ * (27 characters) outside year 0000 is one: every record carries several, and most need no second parse. A longer
+ * fraction is one only when its digits past the sixth are zeros: others are rounded, which the tolerant read names.
  */
+const MICROSECOND_PRECISE = /\.\d{6}0*Z$/;
+
 export const dateTime = z.iso
   .datetime()
-  .refine((text) => (text.length <= 27 && !text.startsWith("0000")) || parseInstant(text) !== null, "names no instant of years 1 to 9999");
+  .refine((text) => (text.length <= 27 ? !text.startsWith("0000") : MICROSECOND_PRECISE.test(text) && parseInstant(text) !== null), "names no instant of years 1 to 9999 to the microsecond");
 /** An integer stored in a 4-byte column, so a value beyond it is read as a deviation, not sent to fail its page. */
 const inInteger = (schema: z.ZodNumber) => schema.register(integerColumn, { column: "integer" });
 const int32 = inInteger(z.number().int().min(INT32_MIN).max(INT32_MAX));

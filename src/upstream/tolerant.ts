@@ -41,6 +41,14 @@ export interface FieldIssue {
   raw: unknown;
 }
 
+/** Issues of values that could not be read and stand as null; an issue that kept its value (read another way) is not one. */
+const unreadIssues = new WeakSet<FieldIssue>();
+
+/** Whether `issue` is of a value that could not be read and stands as null. */
+export function isUnread(issue: FieldIssue): boolean {
+  return unreadIssues.has(issue);
+}
+
 /**
  * A schema's type as tolerant reading can return it: every field may be null,
  * enums widen to plain strings (unknown values are kept), nested objects and
@@ -153,7 +161,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Missing and wrong-typed values read as null, with the reason. */
 function unreadable(path: string, raw: unknown, expected: string, issues: FieldIssue[]): null {
   const reason = raw === undefined ? "missing" : `expected ${expected}, got ${kindOf(raw)}`;
-  issues.push({ path, reason, raw: raw === undefined ? null : raw });
+  const issue = { path, reason, raw: raw === undefined ? null : raw };
+  unreadIssues.add(issue);
+  issues.push(issue);
   return null;
 }
 
@@ -204,7 +214,8 @@ function readObject(schema: z.ZodObject, arrived: unknown, path: string, issues:
 function holdsObjects(schema: z.ZodArray): boolean {
   let element = schema.element as z.ZodType;
   while (element instanceof z.ZodNullable || element instanceof z.ZodOptional) element = element.unwrap() as z.ZodType;
-  return element instanceof z.ZodObject;
+  // A record documented as a map of fields (a contact list's entry) is a record all the same.
+  return element instanceof z.ZodObject || element instanceof z.ZodRecord;
 }
 
 /**
@@ -228,12 +239,16 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
   // The same serializers write an empty list as an object keyed by no index: no record, not one without fields.
   if (keys.length === 0) return { items: [], deviation: "an empty list sent as {}; read as an empty list" };
   // Integer keys enumerate in ascending order: "0".."n-1" each at its own place is a list.
-  if (keys.length > 0 && keys.every((key, index) => key === String(index))) {
+  if (keys.every((key, index) => key === String(index))) {
     return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
   }
   // A map from each record's id to the record, as serializers of such a map write it.
-  if (keys.length > 0 && keys.every((key) => isPlainObject(raw[key]) && String(raw[key].id) === key)) {
+  if (keys.every((key) => isPlainObject(raw[key]) && String(raw[key].id) === key)) {
     return { items: Object.values(raw), deviation: "a list sent as an object keyed by each record's id; read as that list" };
+  }
+  // Positions with gaps (what PHP writes of a list it removed items from), each holding a record.
+  if (keys.every((key) => /^(0|[1-9]\d*)$/.test(key) && isPlainObject(raw[key]))) {
+    return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index, with gaps; read as the items it holds, in order" };
   }
   return { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
 }
@@ -359,7 +374,8 @@ function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string 
     issues.push({ path, reason: `${reason}; not stored`, raw });
     return null;
   }
-  issues.push({ path, reason: `date-time not in the documented UTC form; read as ${instant}`, raw });
+  const rounded = /\.\d{7,}/.test(raw) && !/\.\d{6}0*(?!\d)/.test(raw);
+  issues.push({ path, reason: rounded ? `more fraction digits than the warehouse holds; rounded to the microsecond, ${instant}` : `date-time not in the documented UTC form; read as ${instant}`, raw });
   return instant;
 }
 

@@ -59,3 +59,17 @@ describe("a record read from an exact parse", () => {
     expect("rejected" in outcome && outcome.rejected.reason).toBe("id: expected an integer, got a fraction; not stored (a key field, so the record cannot be placed)");
   });
 });
+
+describe("parseJson of text whose strings hold raw control characters", () => {
+  it("reads them as if escaped, says so, and leaves such characters between tokens alone", () => {
+    const text = '{\n\t"body": "Thanks,\tsee below\nBest",\r\n "quoted": "a \\" then\ta tab", "id": 12345678901234567890}';
+    const parsed = parseJson(text);
+    expect(parsed.controlCharacters).toBe(true);
+    expect(parsed.value).toEqual({ body: "Thanks,\tsee below\nBest", quoted: 'a " then\ta tab', id: new UnroundedNumber("12345678901234567890") });
+    expect(parseJson('{\n\t"body": "plain"\n}').controlCharacters).toBeUndefined();
+  });
+
+  it("still refuses text that is not JSON for another reason", () => {
+    expect(() => parseJson('[{"body": "cut\there')).toThrow(SyntaxError);
+  });
+});
