@@ -3,8 +3,11 @@ import { DAY_MS, HOUR_MS } from "./durations.ts";
 import type { CampaignRecord, LeadRecord } from "./store/model.ts";
 
 /**
- * When each unsent schedule is due. Leads are sent in batches of
- * `daily_email_limit` per sending day, spread evenly over the daily window
+ * When each unsent schedule is due. A campaign sends at most
+ * `daily_email_limit` emails per sending day (spec 2.3: "maximum emails per
+ * day"), first steps, follow-ups and the emails of leads that joined later
+ * alike: each unsent schedule takes the earliest day it may go out on that
+ * still has room, and the emails of a day are spread evenly over the daily window
  * (from_time..to_time, through midnight when to_time is the earlier time of
  * day; 09:00..17:00 when unset); days named in skip_days are
  * skipped; step n+1 of a lead follows step n after the step's
@@ -160,6 +163,18 @@ class SendingCalendar {
     return result;
   }
 
+  /** The first allowed day at or after `day` (and not before sending begins) that `hasRoom`. */
+  firstWithRoom(day: number, hasRoom: (day: number) => boolean): number {
+    let result = Math.max(day, this.firstDay);
+    while (!this.allowed(result) || !hasRoom(result)) result += DAY_MS;
+    return result;
+  }
+
+  /** The sending day whose window an instant falls in (a window through midnight is the day it opens). */
+  dayOf(instant: number): number {
+    return Math.floor((this.clock.wall(instant) - this.windowStart) / DAY_MS) * DAY_MS;
+  }
+
   /** The instant of one slot out of `slots` on a day; on the first day the window opens no earlier than the start. */
   slot(day: number, slot: number, slots: number): number {
     const opens = day === this.firstDay ? Math.max(day + this.windowStart, this.start) : day + this.windowStart;
@@ -168,20 +183,46 @@ class SendingCalendar {
   }
 }
 
-/** Plans the unsent schedules of `leads` (a batch of one campaign) as if sending began at `start`. */
+/**
+ * Plans the unsent schedules of `leads` (a batch of one campaign) as if sending began at `start`, around the emails
+ * the campaign already sent or planned for its other leads: no day holds more than `daily_email_limit`.
+ */
 export function planSchedules(campaign: CampaignRecord, leads: readonly LeadRecord[], start: number): void {
   const settings = campaign.settings;
   const perDay = Math.max(1, Math.min(settings.daily_email_limit, 10_000));
   const calendar = new SendingCalendar(new ZoneClock(settings.time_zone), start, settings.skip_days, settings.from_time ?? DEFAULT_FROM, settings.to_time ?? DEFAULT_TO);
-  leads.forEach((lead, position) => {
-    const slot = position % perDay;
-    let day = calendar.sendingDay(Math.floor(position / perDay));
+  const load = emailsPerDay(campaign, new Set(leads), calendar);
+  const hasRoom = (day: number) => (load.get(day) ?? 0) < perDay;
+  // Days before it are full for first steps: each lead's search starts there.
+  let firstOpen = calendar.sendingDay(0);
+  for (const lead of leads) {
+    let day: number | undefined;
     lead.schedules.forEach((schedule, step) => {
-      if (step > 0) day = calendar.later(day, lead.schedules[step - 1]?.sequence.nextMessageDays ?? 0);
+      const previous = lead.schedules[step - 1];
+      day = day === undefined || previous === undefined ? firstOpen : calendar.later(day, previous.sequence.nextMessageDays);
+      if (schedule.status === "sent" && schedule.sentOn !== null) day = calendar.dayOf(schedule.sentOn);
       if (schedule.status !== "created") return;
+      day = calendar.firstWithRoom(day, hasRoom);
+      if (step === 0) firstOpen = day;
+      const taken = load.get(day) ?? 0;
+      load.set(day, taken + 1);
       // A few milliseconds of jitter so that times carry real millisecond precision.
-      schedule.at = calendar.slot(day, slot, perDay) + (lead.id % 997);
+      schedule.at = calendar.slot(day, taken, perDay) + (lead.id % 997);
     });
-  });
+  }
   campaign.sendQueue = null;
+}
+
+/** The campaign's emails per sending day: those sent, and those planned for leads other than `replanned`. */
+function emailsPerDay(campaign: CampaignRecord, replanned: ReadonlySet<LeadRecord>, calendar: SendingCalendar): Map<number, number> {
+  const load = new Map<number, number>();
+  for (const lead of campaign.leads.items) {
+    for (const schedule of lead.schedules) {
+      const at = schedule.status === "sent" ? schedule.sentOn : schedule.status === "created" && !replanned.has(lead) ? schedule.at : null;
+      if (at === null) continue;
+      const day = calendar.dayOf(at);
+      load.set(day, (load.get(day) ?? 0) + 1);
+    }
+  }
+  return load;
 }

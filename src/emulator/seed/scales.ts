@@ -42,7 +42,7 @@ export const SCALES: Record<SeedScale, ScaleProfile> = {
     domainsPerWorkspace: [3, 4],
     contactListsPerWorkspace: [2, 3],
     extraKinds: { running: 1 },
-    sending: { window: ["00:00:00", "23:59:59"], dailyEmailLimit: [40, 80], skipDays: [], nextMessageDays: [0, 1] },
+    sending: { window: ["00:00:00", "23:59:59"], dailyEmailLimit: [80, 160], skipDays: [], nextMessageDays: [0, 1] },
   },
   // 110 campaigns of at least 1,850 leads: at least 203,500 leads per account.
   large: { workspaces: [4, 4], campaigns: [110, 110], leadsPerCampaign: [1_850, 2_300], domainsPerWorkspace: [4, 6], contactListsPerWorkspace: [4, 6] },
