@@ -20,12 +20,13 @@ export interface PageWrite<R> {
   scope: StreamScope;
   records: readonly ReadRecord<R>[];
   /**
-   * Positions in `records` of the ones an earlier page of the same walk brought already (its anchor, and what
-   * moved before the cursor): written again as this newer answer has them, but their parts that cannot be placed
-   * and their field issues were counted and set aside with that page.
+   * Positions in `records` of the ones an earlier page of the same walk, or an earlier walk of the same run,
+   * brought already (a page's anchor, what moved before the cursor, what a walk that started over reads again):
+   * written again as this newer answer has them, but their parts that cannot be placed and their field issues
+   * were counted and set aside with that page.
    */
   alreadyRead?: ReadonlySet<number>;
-  /** Records of the page that could not be placed, and that no earlier page brought. */
+  /** Records of the page that could not be placed, and that no earlier page (of the walk, or of the run's earlier walks) brought. */
   rejected: readonly RejectedRecord[];
   runId: number;
   /** When the request that got the page was sent. */

@@ -92,8 +92,10 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
   const checkpoint = await loadCheckpoint(ctx.db, key);
   let start = walkStart(stream as PagedStream<unknown>, checkpoint, new Date());
   const scanStartedAt = checkpoint.scanStartedAt ?? new Date();
-  // The walks of this run that started over (another pass, a restart): what they met was counted and set aside.
+  // The walks of this run that started over (another pass, a restart): what they met was counted and set aside,
+  // and not again by a later walk, so a rejected record counts as met since the run's first walk began.
   const earlier: WalkCoverage<R>[] = [];
+  const firstWalkStartedAt = new Date();
   for (let pass = 1; ; pass += 1) {
     const walkStartedAt = new Date();
     let coverage = new WalkCoverage(stream);
@@ -197,7 +199,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
       let judgedState: CheckpointState = {};
       if (proven) {
         await coverage.markMissing(trx, scope, completedAt, walkStartedAt);
-        await coverage.resolveRejected(trx, scope, walkStartedAt, completedAt);
+        await coverage.resolveRejected(trx, scope, firstWalkStartedAt, completedAt);
         // What the proof proves: a row it did not see is gone now, and an earlier walk's doubts are settled.
         judgedState = {
           ...options.completedState,
