@@ -112,9 +112,9 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const fullRead = FULL_READS[table];
   const full = observed && fullRead !== undefined && columns.includes(fullRead.observedAt) ? fullRead : undefined;
   const observations = full === undefined ? [OBSERVED_AT] : [OBSERVED_AT, full.observedAt];
-  // A full read that could not read every summary column (an unreadable status is left out of its row) observed
-  // no status: it must not order out a summary read made before it and written after it.
-  const observesSummary = full === undefined || full.summary.every((column) => columns.includes(column));
+  // A full read whose status could not be read (left out of its row) observed no status: it must not order out a
+  // summary read made before it and written after it. One that read the status did, whatever else it could not read.
+  const observesSummary = full === undefined || columns.includes("status");
   const compared = columns.filter((column) => !key.includes(column) && !observations.includes(column));
   const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
   const fullObservation = (row: "t" | "excluded") => sql.id(row, full?.observedAt ?? OBSERVED_AT);
