@@ -1,8 +1,6 @@
-import { sql } from "kysely";
 import type { Config } from "../config.ts";
-import { openWarehouse } from "../warehouse/connect.ts";
+import { openWarehouse, type QueryRows } from "../warehouse/connect.ts";
 import { requireMigrated } from "../warehouse/migrate.ts";
-import { prepareOnce } from "../warehouse/prepared-statements.ts";
 import { table } from "./output.ts";
 
 /**
@@ -16,39 +14,46 @@ export async function runQuery(config: Config, query: string, options: { json: b
   const warehouse = await openWarehouse({ ...config.warehouse, createSchema: false });
   try {
     await requireMigrated(warehouse);
-    const { rows } = await warehouse.db.connection().execute(async (connection) => {
-      await sql`BEGIN READ ONLY`.execute(connection);
-      try {
-        // A prepared statement holds one command: `COMMIT; DELETE …` is refused whole instead of leaving the
-        // read-only transaction (PGlite prepares every query; pg only named ones).
-        prepareOnce(query);
-        return await sql.raw<Record<string, unknown>>(query).execute(connection);
-      } catch (error) {
-        const message = String((error as { message?: unknown }).message);
-        throw /multiple commands/.test(message) ? new Error(`one statement at a time (${message})`) : error;
-      } finally {
-        await sql`ROLLBACK`.execute(connection);
-      }
+    const result = await warehouse.readOnlyQuery(query).catch((error: unknown) => {
+      const message = String((error as { message?: unknown }).message);
+      throw /multiple commands/.test(message) ? new Error(`one statement at a time (${message})`) : error;
     });
-    if (!options.json) console.log(rowsTable(rows));
-    else if (rows.length > 0) console.log(rows.map((row) => JSON.stringify(row)).join("\n"));
+    if (!options.json) console.log(rowsTable(result));
+    else if (result.rows.length > 0) console.log(jsonLines(result));
   } finally {
     await warehouse.destroy();
   }
 }
 
-function rowsTable(rows: Record<string, unknown>[]): string {
-  const first = rows[0];
+function rowsTable({ columns, rows }: QueryRows): string {
   const count = `(${rows.length} ${rows.length === 1 ? "row" : "rows"})`;
-  if (first === undefined) return count;
-  const columns = Object.keys(first);
-  return `${table(columns, rows.map((row) => columns.map((column) => cell(row[column]))))}\n${count}`;
+  if (columns.length === 0) return count;
+  return `${table(columns, rows.map((row) => row.map(cell)))}\n${count}`;
 }
 
-/** As psql shows a value: NULL as nothing, an instant in ISO form, JSON as JSON text. */
+/** One object per row; a column name met again (`SELECT a.id, b.id`) is told apart as `id:2`, `id:3`, … */
+function jsonLines({ columns, rows }: QueryRows): string {
+  const seen = new Map<string, number>();
+  const keys = columns.map((column) => {
+    const count = (seen.get(column) ?? 0) + 1;
+    seen.set(column, count);
+    return count === 1 ? column : `${column}:${count}`;
+  });
+  return rows.map((row) => JSON.stringify(Object.fromEntries(keys.map((key, index) => [key, row[index]])), jsonValue)).join("\n");
+}
+
+/** Values JSON has no form for: a bigint as its digits, bytes as hex (`\\x…`, as PostgreSQL writes them). */
+function jsonValue(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof Uint8Array) return `\\x${Buffer.from(value).toString("hex")}`;
+  return value;
+}
+
+/** As psql shows a value: NULL as nothing, an instant in ISO form, bytes as hex, JSON as JSON text. */
 function cell(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === "object") return JSON.stringify(value);
+  if (value instanceof Uint8Array) return `\\x${Buffer.from(value).toString("hex")}`;
+  if (typeof value === "object") return JSON.stringify(value, jsonValue);
   return String(value as string | number | boolean | bigint);
 }

@@ -21,7 +21,17 @@ export interface Warehouse {
   kind: "postgres" | "pglite";
   /** One campaign synced by one process at a time (run-locks.ts). */
   locks: RunLocks;
+  /**
+   * One statement of ad-hoc SQL (`coldsync sql`) in a read-only transaction that is rolled back, its columns in
+   * order (names may repeat) and its values as the driver reads them, bigint and numeric as their exact text.
+   */
+  readOnlyQuery(text: string): Promise<QueryRows>;
   destroy(): Promise<void>;
+}
+
+export interface QueryRows {
+  columns: string[];
+  rows: unknown[][];
 }
 
 export interface WarehouseSettings {
@@ -61,6 +71,18 @@ const pgliteParsers = {
   [NUMERIC_OID]: (value: string) => Number(value),
   [DATE_OID]: (value: string) => value,
 };
+
+/** Ad-hoc queries read bigint and numeric as their text: a number past 2^53 or a wide numeric is shown exactly. */
+const asText = (value: string) => value;
+const exactPgTypes = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    return oid === INT8_OID || oid === NUMERIC_OID || oid === DATE_OID ? asText : pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+const exactPgliteParsers = { [INT8_OID]: asText, [NUMERIC_OID]: asText, [DATE_OID]: asText };
+
+/** Ad-hoc queries run so far: each is prepared under a name of its own. */
+let adHocQueries = 0;
 
 export async function openWarehouse(settings: WarehouseSettings): Promise<Warehouse> {
   if (!SCHEMA_NAME.test(settings.schema)) throw new Error(`warehouse schema "${settings.schema}" is not a lower-case SQL identifier`);
@@ -102,7 +124,23 @@ async function openPostgres(databaseUrl: string, schema: string, create: boolean
     await db.destroy();
     throw error;
   }
-  return { db, schema, kind: "postgres", locks: new AdvisoryLocks(databaseUrl, schema, onConnectionError), destroy: () => db.destroy() };
+  const readOnlyQuery = async (text: string): Promise<QueryRows> => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN READ ONLY");
+      try {
+        // A named statement goes by the extended protocol, which takes one statement: `COMMIT; DELETE …` is refused whole.
+        adHocQueries += 1;
+        const result = await client.query<unknown[]>({ name: `coldsync_ad_hoc_${adHocQueries}`, text, rowMode: "array", types: exactPgTypes });
+        return { columns: result.fields.map((field) => field.name), rows: result.rows };
+      } finally {
+        await client.query("ROLLBACK");
+      }
+    } finally {
+      client.release();
+    }
+  };
+  return { db, schema, kind: "postgres", locks: new AdvisoryLocks(databaseUrl, schema, onConnectionError), readOnlyQuery, destroy: () => db.destroy() };
 }
 
 async function openPglite(directory: string, schema: string, create: boolean): Promise<Warehouse> {
@@ -124,7 +162,17 @@ async function openPglite(directory: string, schema: string, create: boolean): P
       await db.destroy();
       await release();
     };
-    return { db, schema, kind: "pglite", locks: new InProcessLocks(), destroy };
+    const readOnlyQuery = async (text: string): Promise<QueryRows> => {
+      await pglite.exec("BEGIN READ ONLY");
+      try {
+        // PGlite sends a query with the extended protocol, which takes one statement.
+        const result = await pglite.query<unknown[]>(text, [], { rowMode: "array", parsers: exactPgliteParsers });
+        return { columns: result.fields.map((field) => field.name), rows: result.rows };
+      } finally {
+        await pglite.exec("ROLLBACK");
+      }
+    };
+    return { db, schema, kind: "pglite", locks: new InProcessLocks(), readOnlyQuery, destroy };
   } catch (error) {
     await release();
     throw error;

@@ -30,7 +30,9 @@ describe("coldsync sql", () => {
     expect([outcome.code, outcome.stderr]).toEqual([0, ""]);
     expect(outcome.stdout).toMatch(/│ name +│ status +│/);
     expect(outcome.stdout.trim().split("\n").at(-1)).toBe("(2 rows)");
-    expect((await runColdsync(["sql", "SELECT 1 WHERE false"], env)).stdout.trim()).toBe("(0 rows)");
+    // No rows still names the columns, as psql does.
+    const none = (await runColdsync(["sql", "SELECT 1 AS one WHERE false"], env)).stdout.trim().split("\n");
+    expect([none.some((line) => /│ one │/.test(line)), none.at(-1)]).toEqual([true, "(0 rows)"]);
   });
 
   it("prints one JSON object per row with --json, and reads the query from standard input when none is given", async () => {
@@ -52,6 +54,22 @@ describe("coldsync sql", () => {
     expect(await leadCount()).toBe(before);
   });
 
+  it("keeps every column, however many share a name, and every digit of a bigint", async () => {
+    const outcome = await runColdsync(["sql", "SELECT 1 AS id, 2 AS id, 9007199254740993::bigint AS big, 0.1000000000000000055511::numeric AS wide"], env);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toMatch(/│ id +│ id +│ big +│ wide +│/);
+    expect(outcome.stdout).toMatch(/│ 1 +│ 2 +│ 9007199254740993 +│ 0\.1000000000000000055511 +│/);
+    const json = await runColdsync(["sql", "--json", "SELECT 1 AS id, 2 AS id, 3 AS id, 9007199254740993::bigint AS big"], env);
+    expect(JSON.parse(json.stdout) as unknown).toEqual({ id: 1, "id:2": 2, "id:3": 3, big: "9007199254740993" });
+  });
+
+  it("takes a query that begins with a comment, after -- or on standard input", async () => {
+    const query = "-- the funnel's first row\nSELECT 1 AS one";
+    for (const outcome of [await runColdsync(["sql", "--json", "--", query], env), await runColdsync(["sql", "--json"], env, { input: query })]) {
+      expect([outcome.code, outcome.stdout.trim()], outcome.stderr).toEqual([0, '{"one":1}']);
+    }
+  });
+
   it("says what is wrong with a query, or with its absence", async () => {
     const typo = await runColdsync(["sql", "SELEC 1"], env);
     expect([typo.code, typo.stderr.trim()]).toEqual([1, 'coldsync: syntax error at or near "SELEC"']);
@@ -64,8 +82,8 @@ describe("coldsync sql", () => {
     const options = { cwd: scratch };
     expect((await runColdsync(["sql", "SELECT 1"], embedded, options)).stderr.trim()).toMatch(/^coldsync: no embedded warehouse in .*; run `coldsync migrate` first$/);
     expect((await runColdsync(["migrate"], embedded, options)).code).toBe(0);
-    const counted = await runColdsync(["sql", "--json", "SELECT count(*)::int AS campaigns FROM campaigns"], embedded, options);
-    expect([counted.code, counted.stdout.trim()]).toEqual([0, '{"campaigns":0}']);
+    const counted = await runColdsync(["sql", "--json", "SELECT count(*)::int AS campaigns, 9007199254740993::bigint AS big, 1 AS campaigns FROM campaigns"], embedded, options);
+    expect([counted.code, counted.stdout.trim()], counted.stderr).toEqual([0, '{"campaigns":0,"big":"9007199254740993","campaigns:2":1}']);
     const deleted = await runColdsync(["sql", "DELETE FROM campaigns"], embedded, options);
     expect([deleted.code, deleted.stderr.trim()]).toEqual([1, "coldsync: cannot execute DELETE in a read-only transaction"]);
     const escaped = await runColdsync(["sql", "COMMIT; DELETE FROM campaigns"], embedded, options);
