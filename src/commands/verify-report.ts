@@ -28,8 +28,7 @@ function detailOf(line: VerifyLine): string {
   if (line.status === "rejected") return `${line.recordKey ? `${clipMiddle(line.recordKey, 28)}: ` : ""}${line.reason ?? ""}`;
   if (line.status === "unknown") return line.reason ?? "";
   if (line.table !== undefined) return valuesOf(line);
-  const repeated = line.repeated === undefined ? null : `the total counts ${line.repeated} repeated ${line.repeated === 1 ? "copy" : "copies"}`;
-  return [keys("missing", line.missingKeys), keys("extra", line.extraKeys), repeated].filter((part) => part !== null).join("; ");
+  return [keys("missing", line.missingKeys), keys("extra", line.extraKeys)].filter((part) => part !== null).join("; ");
 }
 
 /** `coldsync verify`: reconciles, prints the checks as a table (or JSON), and sets the exit code: 1 unless every check is ok. */

@@ -26,9 +26,9 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  *   listings): the key sets are compared, and the missing and extra keys named.
  * - Per campaign, for every campaign the upstream lists or the warehouse holds:
  *   the upstream's totals of leads, clicks and opens against the warehouse's
- *   live rows plus the records of it still rejected (and the copies one page
- *   repeated, as the sync's last proof counted them); its replies, whose
- *   listing is read whole, by key set. A campaign
+ *   live rows plus the records of it still rejected (by key set instead where
+ *   the sync's last proof saw a page repeat a record: the total counts such
+ *   copies); its replies, whose listing is read whole, by key set. A campaign
  *   the warehouse does not hold at all (a listing item it could not place)
  *   is read below: its leads are walked and compared by
  *   key, so are its schedules, and each child stream is reported with the
@@ -73,8 +73,6 @@ export interface VerifyLine {
   warehouse: number;
   /** Records of it rejected and still met. */
   rejected: number;
-  /** For a count: copies of a record one page repeated, which the upstream's total counts (as the sync's last proof of the listing did). */
-  repeated?: number;
   /** With key sets compared: how many are missing or extra, and the first few of each (a values line: the rows read not held live). */
   missingKeys?: KeyList;
   extraKeys?: KeyList;
@@ -200,25 +198,24 @@ function statusOf(upstream: number, held: number): CheckStatus {
 async function countedLine(ctx: SyncContext, stream: PagedStream<unknown>, scope: StreamScope): Promise<VerifyLine | undefined> {
   const completeness = stream.completeness;
   if (!completeness) throw new TypeError(`${stream.name} has no completeness rule to verify with`);
-  const [first, warehouse, rejected, checkpoint] = await Promise.all([
+  // A total counts positions: a record a page listed twice is two, and one row. The sync's last proof counted such
+  // copies, but a terminal campaign renews that proof only at its rewalk: the upstream may have stopped repeating
+  // since, and a count that agrees through them may hide a missing record as well as one that disagrees may hide
+  // none. Keys tell, without asking for a total first.
+  const checkpoint = await loadCheckpoint(ctx.db, checkpointKey(ctx, stream, scope));
+  if ((checkpoint.state.repeated ?? 0) > 0) return undefined;
+  const [first, warehouse, rejected] = await Promise.all([
     upstreamTotal(ctx, stream, scope),
     liveRows(ctx.db, completeness.table, completeness.within(scope)),
     currentRejected(ctx.db, scope.account, stream.name, scope.campaignUid),
-    loadCheckpoint(ctx.db, checkpointKey(ctx, stream, scope)),
   ]);
-  // A total counts positions: a record a page listed twice is two, and one row. The sync's last proof counted them.
-  const repeated = checkpoint.state.repeated ?? 0;
-  const held = warehouse + rejected + repeated;
+  const held = warehouse + rejected;
   if (first === null) return undefined;
   // A real upstream reports a total a few off on one answer now and then: as the sync does (walk-proof.ts), a total
   // that disagrees is asked once more. The second answer stands when it agrees with the warehouse or with the first.
   const second = first === held ? first : await upstreamTotal(ctx, stream, scope);
   if (second === null || (second !== held && second !== first)) return undefined;
-  // The repeats were counted by the last proof, which a terminal campaign renews only at its rewalk: the upstream may
-  // have stopped repeating since, and a count that agrees through them may hide a missing record as well as one that
-  // disagrees may hide none. Keys tell.
-  if (repeated > 0) return undefined;
-  return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected, ...(repeated > 0 ? { repeated } : {}) };
+  return { campaignUid: scope.campaignUid, stream: stream.name, status: statusOf(second, held), upstream: second, warehouse, rejected };
 }
 
 /**

@@ -6,15 +6,15 @@ import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns } from "../support/scripted-campaign.ts";
 
-/** verify counts the copies a page repeated as the last proof did; once the upstream stops repeating them, keys decide. */
+/** A stream whose last proof saw a page repeat a record is compared by key: once the upstream stops repeating it, nothing is named. */
 
 const databaseUrl = useTestDatabase("verify_stale_repeats");
 const CAMPAIGN = "cmp_done";
 const scripted = useScriptedCampaigns(databaseUrl, CAMPAIGN);
 
-const notOk = (lines: VerifyLine[]) => lines.filter((line) => line.status !== "ok").map((line) => `${line.stream} ${line.status} (${line.upstream}/${line.warehouse}+${line.repeated ?? 0})`);
+const notOk = (lines: VerifyLine[]) => lines.filter((line) => line.status !== "ok").map((line) => `${line.stream} ${line.status} (${line.upstream}/${line.warehouse})`);
 
-describe("the repeated copies verify adds to a terminal campaign's leads", () => {
+describe("a terminal campaign's leads whose last proof counted a repeated copy", () => {
   it("once the upstream stops repeating a lead, a warehouse that holds exactly its leads is not named extra (and no sync can clear it)", async () => {
     const h = await scripted({ status: "complete", leads: 3, sentOn: "2026-05-01T09:05:00.000Z" });
     const leads = h.upstream.state.leads.get(CAMPAIGN) as Lead[];
