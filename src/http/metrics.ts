@@ -62,28 +62,31 @@ export const METRIC_NAMES = {
 } as const;
 
 /**
- * How many `field` labels coldsync_field_issues_total takes before it counts the rest as OTHER_FIELDS. A field's
- * path names the keys of what it sits in, and inside a field the spec does not know (read whole into `_extra`)
- * those are the upstream's data (a lead's custom fields, keyed by a customer's CSV columns): prom-client keeps every
- * label set for the life of the process, and each would be a series of every scrape for months.
+ * How many `field` labels coldsync_field_issues_total takes under one field of a record (`table.field`), and in all,
+ * before it counts the rest as `<table.field>.(other)` and `(other)`. A field's path names the keys of what it sits
+ * in, and inside a field the spec does not know (read whole into `_extra`) those are the upstream's data (a lead's
+ * custom fields, keyed by a customer's CSV columns): prom-client keeps every label set for the life of the process,
+ * and each would be a series of every scrape for months. Bounded per field, such a field cannot take the labels of
+ * the fields the spec knows.
  */
-const MAX_FIELD_LABELS = 200;
-const OTHER_FIELDS = "(other)";
+const FIELD_LABELS_PER_FIELD = 50;
+const FIELD_LABELS = 1_000;
 
-/** The labels one label name has taken, up to `max`; past it, every new value is `other`. */
-class BoundedLabels {
+/** The `field` labels taken so far, per record field and in all. */
+class FieldLabels {
   readonly #seen = new Set<string>();
-  constructor(
-    readonly max: number,
-    readonly other: string,
-  ) {}
+  readonly #perField = new Map<string, number>();
 
-  of(scope: string, value: string): string {
-    const key = `${scope}\u0000${value}`;
-    if (this.#seen.has(key)) return value;
-    if (this.#seen.size >= this.max) return this.other;
+  of(stream: string, field: string): string {
+    const key = `${stream}\u0000${field}`;
+    if (this.#seen.has(key)) return field;
+    const recordField = field.split(".", 2).join(".");
+    const taken = this.#perField.get(recordField) ?? 0;
+    if (taken >= FIELD_LABELS_PER_FIELD) return `${recordField}.(other)`;
+    if (this.#seen.size >= FIELD_LABELS) return "(other)";
     this.#seen.add(key);
-    return value;
+    this.#perField.set(recordField, taken + 1);
+    return field;
   }
 }
 
@@ -118,7 +121,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     labelNames: ["stream"],
     registers: [registry],
   });
-  const fieldLabels = new BoundedLabels(MAX_FIELD_LABELS, OTHER_FIELDS);
+  const fieldLabels = new FieldLabels();
   const fieldIssues = new Counter({
     name: METRIC_NAMES.fieldIssues,
     help: "Fields that deviated from the spec and were stored as NULL or coerced, by stream and table.field.",
