@@ -366,6 +366,9 @@ function readEnum(schema: z.ZodEnum, raw: unknown, path: string, issues: FieldIs
   return raw;
 }
 
+/** The spec's form of a date-time: UTC, `Z`, any fraction (its precision is judged apart). */
+const DOCUMENTED_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
 function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string | null {
   if (typeof raw !== "string") return unreadable(path, raw, "an ISO 8601 date-time", issues);
   const instant = parseInstant(raw);
@@ -375,7 +378,9 @@ function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string 
     return null;
   }
   const rounded = /\.\d{7,}/.test(raw) && !/\.\d{6}0*(?!\d)/.test(raw);
-  issues.push({ path, reason: rounded ? `more fraction digits than the warehouse holds; rounded to the microsecond, ${instant}` : `date-time not in the documented UTC form; read as ${instant}`, raw });
+  const documentedForm = DOCUMENTED_DATE_TIME.test(raw);
+  const reasons = [...(documentedForm ? [] : ["date-time not in the documented UTC form"]), ...(rounded ? ["more fraction digits than the warehouse holds"] : [])];
+  issues.push({ path, reason: `${reasons.join(", and ")}; read as ${instant}${rounded ? " (rounded to the microsecond)" : ""}`, raw });
   return instant;
 }
 

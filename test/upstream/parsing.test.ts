@@ -5,7 +5,7 @@ import { emailOpens } from "../../src/sync/streams/email-opens.ts";
 import { leadRows, recordsBelowLead } from "../../src/sync/streams/leads.ts";
 import { unknownFields } from "../../src/sync/mapping.ts";
 import { readRecord, readRecords, type RejectedRecord } from "../../src/upstream/parsing.ts";
-import { campaignListItem, campaignSettings, contactList, emailSequence } from "../../src/upstream/resources.ts";
+import { campaignListItem, campaignSettings, contactList, emailOpenEvent, emailSequence } from "../../src/upstream/resources.ts";
 import { readTolerant } from "../../src/upstream/tolerant.ts";
 import { rejectionOf, sendJson, useLocalServers } from "./support.ts";
 
@@ -48,6 +48,18 @@ function leadWithSchedule(schedule: Record<string, unknown>) {
   };
 }
 describe("tolerant parsing", () => {
+  it("names a date-time rounded to the microsecond, and one in another form as well when it is both", () => {
+    const open = (openedOn: string) => readTolerant(emailOpenEvent, { schedule_id: 1, opened_on: openedOn });
+    expect(open("2026-05-01T10:00:00.1234567Z")).toMatchObject({
+      value: { opened_on: "2026-05-01T10:00:00.123457Z" },
+      issues: [{ path: "opened_on", reason: "more fraction digits than the warehouse holds; read as 2026-05-01T10:00:00.123457Z (rounded to the microsecond)" }],
+    });
+    expect(open("2026-05-01T12:00:00.1234567+02:00").issues).toMatchObject([
+      { reason: "date-time not in the documented UTC form, and more fraction digits than the warehouse holds; read as 2026-05-01T10:00:00.123457Z (rounded to the microsecond)" },
+    ]);
+    expect(open("2026-05-01T10:00:00.123456000Z").issues).toEqual([]);
+  });
+
   it("names a field left out even where its schema takes any JSON value, and keeps a null there as data", () => {
     const list = { uid: "cl_1", workspace_id: 1, name: "List", created_on: "2026-01-02T03:04:05Z", status: "ready", source: "api", has_unsubscribe_column: false, unsubscribe_column_name: "" };
     const missing = readTolerant(contactList, list);
