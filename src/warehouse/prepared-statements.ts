@@ -10,7 +10,7 @@ import type pg from "pg";
  *
  * Only texts registered here are named, so a connection holds as many
  * prepared statements as there are upsert shapes, a few per table, and
- * MAX_NAMED_STATEMENTS at most. Named
+ * NAMED_PER_GROUP per table and source at most. Named
  * statements live in a session; the warehouse already needs sessions of its
  * own (its run locks are session advisory locks), so a pooler in front of
  * PostgreSQL must run in session mode either way.
@@ -19,16 +19,26 @@ import type pg from "pg";
 const names = new Map<string, string>();
 
 /**
- * Statement texts named at most. A sync meets a few per table (16 in a full sync of a clean upstream, 31 under mild
- * drift): a field that cannot be read is left out of its row, so each set of such fields is a shape of its own, and
- * a flaky upstream makes new sets for months. Past this many, a text goes unnamed, parsed each time it is sent, so
- * that neither this process nor any PostgreSQL session holds one statement per combination.
+ * Statement texts named at most per group (an upsert's table and source). A sync meets a few per group (16 texts in
+ * all in a full sync of a clean upstream, 31 under mild drift): a field that cannot be read is left out of its row,
+ * so each set of such fields is a shape of its own, and a flaky upstream makes new sets for months. Past this many
+ * in its group, a text goes unnamed, parsed each time it is sent, so that neither this process nor any PostgreSQL
+ * session holds one statement per combination.
  */
-export const MAX_NAMED_STATEMENTS = 64;
+export const NAMED_PER_GROUP = 8;
 
-/** Registers a statement's text: from now on every connection prepares it once and reuses it (the first MAX_NAMED_STATEMENTS texts). */
-export function prepareOnce(text: string): void {
-  if (!names.has(text) && names.size < MAX_NAMED_STATEMENTS) names.set(text, `coldsync_${names.size + 1}`);
+const namedInGroup = new Map<string, number>();
+
+/**
+ * Registers a statement's text: from now on every connection prepares it once and reuses it, unless its `group`
+ * already has NAMED_PER_GROUP texts named.
+ */
+export function prepareOnce(text: string, group = ""): void {
+  if (names.has(text)) return;
+  const named = namedInGroup.get(group) ?? 0;
+  if (named >= NAMED_PER_GROUP) return;
+  namedInGroup.set(group, named + 1);
+  names.set(text, `coldsync_${names.size + 1}`);
 }
 
 type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;

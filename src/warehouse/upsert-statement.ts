@@ -79,7 +79,7 @@ export function compiledUpsert(db: Executor, table: SyncedTableName, columns: re
   if (compiled === undefined) {
     const slots = columns.map((_, index) => new LiteralSlot(index));
     compiled = upsertStatement(table, columns, types, source, revive)(slots, SYNCED_AT).compile(db);
-    prepareOnce(compiled.sql);
+    prepareOnce(compiled.sql, `${table}/${source}`);
     if (compiledStatements.size >= COMPILED_SHAPES) compiledStatements.delete(compiledStatements.keys().next().value as string);
   } else compiledStatements.delete(shape);
   // Kept in the order of use: the first key is the least recently used.
