@@ -1,3 +1,5 @@
+import { afterEach } from "vitest";
+import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useScriptedCampaigns, type ScriptedCampaign } from "../support/scripted-campaign.ts";
@@ -30,3 +32,19 @@ export async function liveLeads(h: Harness): Promise<string[]> {
 export const leadsOf = (h: Harness) => h.upstream.state.leads.get(CAMPAIGN) as Lead[];
 export const uids = (leads: readonly Lead[]) => leads.map((lead) => lead.uid).sort();
 export const isLeadsPage = (path: string, offset: number) => (query: URLSearchParams) => path === "/api/v1/leads/" && Number(query.get("offset")) >= offset;
+
+/**
+ * Registers the closing of its clients after each test and returns a maker of clients of the harness's upstream
+ * with a small page size, so that page boundaries fall where a test wants them.
+ */
+export function useSmallPages(): (h: Harness, pageSize: number) => UpstreamClient {
+  const clients: UpstreamClient[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+  });
+  return (h, pageSize) => {
+    const client = new UpstreamClient({ baseUrl: h.upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000, pageSize });
+    clients.push(client);
+    return client;
+  };
+}

@@ -1,25 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { currentRejected } from "../../src/sync/counts.ts";
 import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
-import { UpstreamClient } from "../../src/upstream/client.ts";
 import type { Lead } from "../../src/upstream/resources.ts";
 import { buildLead, buildSequence } from "../support/scripted-upstream.ts";
-import { CAMPAIGN, leadsOf, liveLeads, useEngineHarness, type Harness } from "./engine-harness.ts";
+import { CAMPAIGN, leadsOf, liveLeads, useEngineHarness, useSmallPages, type Harness } from "./engine-harness.ts";
 
 /** Scripted scenarios (engine-harness.ts) of records that cannot be placed: what is kept, what is set aside, and how it is counted. */
 
 const harness = useEngineHarness("engine_rejected");
 
-/** A client of the harness's upstream with a small page size, so that page boundaries fall where a test wants them. */
-const clients: UpstreamClient[] = [];
-function smallPages(h: Harness, pageSize: number): UpstreamClient {
-  const client = new UpstreamClient({ baseUrl: h.upstream.url, apiKey: "k", requestsPerSecond: 5_000, maxRetries: 1, retryBaseMs: 1, retryCapMs: 5, timeoutMs: 5_000, pageSize });
-  clients.push(client);
-  return client;
-}
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close();
-});
+const smallPages = useSmallPages();
 
 describe("3. records that are present whatever else is wrong with them", () => {
   it("soft-deletes nothing from a walk that met a lead it could not place", async () => {
