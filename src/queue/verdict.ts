@@ -3,7 +3,7 @@ import { clip } from "../clip.ts";
 import { ShortListingError } from "../sync/run-list.ts";
 import { CampaignBusyError, type RunSummary } from "../sync/runs.ts";
 import { isKeyRefused, UpstreamError } from "../upstream/errors.ts";
-import { DEFAULT_RATE_LIMIT_PAUSE_MS } from "../upstream/http.ts";
+import { rateLimitPause } from "../upstream/http.ts";
 
 /**
  * How a finished run, or an error thrown by one, decides what BullMQ does
@@ -62,7 +62,7 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
   if (upstream.some(isKeyRefused)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
   const throttled = upstream.filter((error) => error.status === 429);
   if (throttled.length > 0) {
-    const ms = Math.max(...throttled.map((error) => pauseAfter(error.retryAfterMs)));
+    const ms = Math.max(...throttled.map((error) => rateLimitPause(error.retryAfterMs)));
     return { kind: "rate-limited", ms, reason };
   }
   // Errors that are not the upstream's (a dropped database connection, say) are worth another attempt. So is a 404
@@ -72,15 +72,6 @@ function verdictOfErrors(errors: Error[], description: string): Verdict {
     (error) => error instanceof UpstreamError ? error.retryable || error.status === 404 : !(error instanceof ShortListingError),
   );
   return worthRetrying ? { kind: "retry", reason } : { kind: "unrecoverable", reason };
-}
-
-/**
- * How long the queue pauses after a 429. `Retry-After: 0` (or an HTTP date already past) promises nothing: the
- * client's own retries already tried again at once and met 429s, so it counts as no Retry-After at all. Redis
- * would also refuse a pause of 0 ms, and the job would spend an attempt on that error instead of waiting.
- */
-function pauseAfter(retryAfterMs: number | undefined): number {
-  return retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_PAUSE_MS;
 }
 
 function describeFailure(failure: RunFailure): string {

@@ -252,8 +252,8 @@ export class HttpTransport {
     const upstreamMessage = errorMessageOf(text, this.#scrub);
     const retryAfterMs = retryAfterOf(response.headers["retry-after"]);
     if (response.status === 429) {
-      // A 429 holds back every request of the account, for Retry-After or a second when it names no wait to come.
-      const pauseMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_PAUSE_MS;
+      // A 429 holds back every request of the account.
+      const pauseMs = rateLimitPause(retryAfterMs);
       this.#options.limiter.pauseFor(pauseMs);
       throw this.#error(request, `rate limited (429): ${upstreamMessage}`, { status: 429, upstreamMessage, retryable: true, retryAfterMs: pauseMs });
     }
@@ -333,14 +333,23 @@ function excerpt(text: string, scrub: (text: string) => string): string {
 }
 
 /** How long a 429 holds the account back when its Retry-After is missing, 0 or a date already past. */
-export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
+const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
+
+/**
+ * How long a 429 holds the account back: its Retry-After, or a second when it names no wait to come. `0` (or a
+ * date already past) promises nothing: asked again at once, the upstream would only answer 429 again; Redis would
+ * also refuse a pause of 0 ms.
+ */
+export function rateLimitPause(retryAfterMs: number | undefined): number {
+  return retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : DEFAULT_RATE_LIMIT_PAUSE_MS;
+}
 
 /**
  * The longest wait a Retry-After buys: one request an hour then asks whether it is over, so an upstream that lifts
  * its limit early is seen within the hour (and no timer is asked for more than the 24.8 days Node's can hold, past
  * which it would fire every millisecond).
  */
-export const MAX_RETRY_AFTER_MS = 3_600_000;
+const MAX_RETRY_AFTER_MS = 3_600_000;
 
 /** Retry-After in whole seconds (contract A.2), or an HTTP date; in milliseconds, at most MAX_RETRY_AFTER_MS. */
 function retryAfterOf(header: string | string[] | undefined): number | undefined {
