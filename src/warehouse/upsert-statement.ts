@@ -47,8 +47,10 @@ const ONE_SOURCE_COLUMNS: { [T in SyncedTableName]?: readonly string[] } = { rep
  * other columns. So a detail read before a listing page and committed after it
  * still writes what the listing does not carry.
  */
-const FULL_READS: { [T in SyncedTableName]?: { observedAt: string; summary: readonly string[] } } = {
-  campaigns: { observedAt: "_detail_observed_at", summary: ["_account", "name", "workspace_id", "created_on", "status"] },
+const FULL_READS: { [T in SyncedTableName]?: { observedAt: string; summary: readonly string[]; observedWith: string } } = {
+  // A detail whose status could not be read (left out of its row) observed no status: it must not order out a
+  // listing page read before it and written after it. One that read the status did, whatever else it missed.
+  campaigns: { observedAt: "_detail_observed_at", summary: ["_account", "name", "workspace_id", "created_on", "status"], observedWith: "status" },
 };
 
 const FIELD_ISSUES = "_field_issues";
@@ -112,9 +114,8 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const fullRead = FULL_READS[table];
   const full = observed && fullRead !== undefined && columns.includes(fullRead.observedAt) ? fullRead : undefined;
   const observations = full === undefined ? [OBSERVED_AT] : [OBSERVED_AT, full.observedAt];
-  // A full read whose status could not be read (left out of its row) observed no status: it must not order out a
-  // summary read made before it and written after it. One that read the status did, whatever else it could not read.
-  const observesSummary = full === undefined || columns.includes("status");
+  // A full read moves the summary's observation only when it carries the column that stands for it (FULL_READS).
+  const observesSummary = full === undefined || columns.includes(full.observedWith);
   const compared = columns.filter((column) => !key.includes(column) && !observations.includes(column));
   const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
   const fullObservation = (row: "t" | "excluded") => sql.id(row, full?.observedAt ?? OBSERVED_AT);
