@@ -103,6 +103,16 @@ export class WalkCoverage<R> {
     return this.#unplaced.has(identity);
   }
 
+  /** The keys of the placed records met. */
+  get readKeys(): ReadonlySet<string> {
+    return this.#seen;
+  }
+
+  /** Distinct records met that could not be placed (by rejectedIdentity). */
+  get unplacedRecords(): number {
+    return this.#unplaced.size;
+  }
+
   /** Distinct records met, placed or not. */
   get distinct(): number {
     let unplaced = 0;

@@ -1,5 +1,5 @@
 import { UpstreamError } from "../upstream/client.ts";
-import { isUsableKey, rejectedIdentity } from "../upstream/parsing.ts";
+import { isUsableKey } from "../upstream/parsing.ts";
 import type { SyncContext } from "./context.ts";
 import { listingTotal } from "./counts.ts";
 import { IncompleteWalkError, MAX_PASSES } from "./run-paged.ts";
@@ -38,9 +38,13 @@ export interface ListedSchedules {
 /** What the upstream lists for a stream and scope: the keys of the records that can be placed, and how many cannot. */
 export interface ListedKeys {
   /** In the stream's key form. */
-  keys: Set<string>;
+  keys: ReadonlySet<string>;
   /** Distinct records that could not be placed (by rejectedIdentity): the warehouse keeps each in rejected_records. */
   unplaced: number;
+}
+
+function listedIn(coverage: WalkCoverage<unknown>): ListedKeys {
+  return { keys: coverage.readKeys, unplaced: coverage.unplacedRecords };
 }
 
 /**
@@ -48,22 +52,20 @@ export interface ListedKeys {
  * read are compared by value when `values` is given.
  */
 export async function upstreamKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<ListedKeys> {
-  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), { keys: new Set<string>(), unplaced: 0 });
+  return unlessGone(scope, () => listedKeys(ctx, stream, scope, schedules, values), { keys: new Set(), unplaced: 0 });
 }
 
 type ListedLead = { uid: string; schedules: ({ id: unknown; email_data?: { id?: unknown } | null } | null)[] | null };
 
 async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListStream<unknown>, scope: StreamScope, schedules?: ListedSchedules, values?: ScopeValues): Promise<ListedKeys> {
-  const keys = new Set<string>();
-  const unplaced = new Set<string>();
   if (stream.kind === "list") {
     const listing = await stream.fetch(ctx.client, scope, ctx.signal);
     const positions = listing.records.length + listing.rejected.length;
     if (listing.total !== null && positions < listing.total) throw new ShortListingError(stream.name, positions, listing.total, "nothing whole to compare with");
-    for (const record of listing.records) keys.add(stream.key(record.value));
-    for (const record of listing.rejected) unplaced.add(rejectedIdentity(record));
+    const coverage = new WalkCoverage(stream);
+    coverage.add(listing.records, listing.rejected);
     await values?.begin(stream).compare(listing.records);
-    return { keys, unplaced: unplaced.size };
+    return listedIn(coverage);
   }
   // Walked as the sync walks (run-paged.ts): a walk that cannot prove it read every record walks again from the
   // start, and one that never can is not compared (a record that moved while it was read would be missing, or extra).
@@ -71,8 +73,6 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     const coverage = new WalkCoverage(stream);
     let compared = values?.begin(stream);
     const reset = () => {
-      keys.clear();
-      unplaced.clear();
       schedules?.ids.clear();
       schedules?.sequences.clear();
       schedules?.unreadable.clear();
@@ -84,7 +84,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
       fetch: (offset, signal) => ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal),
       key: stream.key,
       // Compared values: also those of records that arrived before a page's anchor, which no earlier page brought.
-      read: { record: (key) => keys.has(key), rejected: () => true },
+      read: { record: (key) => coverage.hasRead(key), rejected: () => true },
       start: { offset: 0, tail: [] },
       pageSize: ctx.client.pageSize,
       signal: ctx.signal,
@@ -97,11 +97,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
       if (walked.restarts !== restarts) reset();
       restarts = walked.restarts;
       coverage.add(walked.page.records, walked.page.rejected);
-      for (const record of walked.page.records) {
-        keys.add(stream.key(record.value));
-        if (schedules !== undefined) addSchedules(schedules, record.value as ListedLead);
-      }
-      for (const record of walked.page.rejected) unplaced.add(rejectedIdentity(record));
+      if (schedules !== undefined) for (const record of walked.page.records) addSchedules(schedules, record.value as ListedLead);
       // Only the records past the page's anchor: the anchor was compared with the page before.
       await compared?.compare(walked.fresh);
       step = await pages.next();
@@ -110,7 +106,7 @@ async function listedKeys(ctx: SyncContext, stream: PagedStream<unknown> | ListS
     if (judged === "again") continue;
     if (judged.shortOf) throw new IncompleteWalkError(stream.name, judged.shortOf.seen, judged.shortOf.total, pass);
     if (schedules !== undefined) schedules.read = true;
-    return { keys, unplaced: unplaced.size };
+    return listedIn(coverage);
   }
 }
 
