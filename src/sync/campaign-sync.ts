@@ -116,17 +116,18 @@ async function syncLeads(ctx: SyncContext, campaignUid: string, run: Run): Promi
   if (status === undefined) return;
   // Only a terminal campaign's walks are counted (the walk loads its own checkpoint): one that can send is walked every cycle.
   const checkpoint = isTerminal(status) ? await loadCheckpoint(ctx.db, { account: ctx.account, campaignUid, stream: leads.name }) : undefined;
-  if (checkpoint !== undefined && isFinalLeadsWalk(checkpoint) && !isRewalkDue(ctx, checkpoint)) {
-    // The last final walk is done, but what follows it in its cycle may not be: a crash, a drain or a failed #9
-    // after its completion committed left it to this cycle, and no later one walks the leads again.
-    if (await sequencesReadSince(ctx, campaignUid, checkpoint)) return;
-    await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
-    await run(emailSequences);
-    return;
+  const finalWalksDone = checkpoint !== undefined && isFinalLeadsWalk(checkpoint) && !isRewalkDue(ctx, checkpoint);
+  // Past the final walks, what follows the last of them in its cycle may still be due: a crash, a drain or a failed
+  // #9 after its completion committed left it to this cycle, and no later one walks the leads again.
+  if (finalWalksDone && (await sequencesReadSince(ctx, campaignUid, checkpoint))) return;
+  // Each final walk was proven; a walk made now must prove itself before sequences no live schedule sends retire.
+  let proven = true;
+  if (!finalWalksDone) {
+    const terminalWalks = checkpoint === undefined ? undefined : terminalWalksOf(checkpoint) + 1;
+    const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
+    proven = !walked.error && walked.proven === true;
   }
-  const terminalWalks = checkpoint === undefined ? undefined : terminalWalksOf(checkpoint) + 1;
-  const walked = await run(leads, { completedState: { scannedStatus: status ?? undefined, terminalWalks } });
-  if (!walked.error && walked.proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
+  if (proven) await retireUnreferencedSequences(ctx.db, campaignUid, new Date());
   await run(emailSequences);
 }
 
