@@ -113,7 +113,6 @@ class ZoneClock {
 }
 
 class SendingCalendar {
-  private readonly sendingDays: number[] = [];
   private readonly skipped: Set<number>;
   readonly windowStart: number;
   readonly windowEnd: number;
@@ -146,16 +145,6 @@ class SendingCalendar {
     return !this.skipped.has(new Date(day).getUTCDay());
   }
 
-  /** Midnight of the n-th sending day. */
-  sendingDay(index: number): number {
-    while (this.sendingDays.length <= index) {
-      let day = this.sendingDays.at(-1) === undefined ? this.firstDay : (this.sendingDays.at(-1) as number) + DAY_MS;
-      while (!this.allowed(day)) day += DAY_MS;
-      this.sendingDays.push(day);
-    }
-    return this.sendingDays[index] as number;
-  }
-
   /** The first allowed day at least `days` after `day`. */
   later(day: number, days: number): number {
     let result = day + days * DAY_MS;
@@ -163,9 +152,9 @@ class SendingCalendar {
     return result;
   }
 
-  /** The first allowed day at or after `day` (and not before sending begins) that `hasRoom`. */
-  firstWithRoom(day: number, hasRoom: (day: number) => boolean): number {
-    let result = Math.max(day, this.firstDay);
+  /** The first allowed day that `hasRoom`, at or after `from` (a day) and not before sending begins. */
+  firstWithRoom(hasRoom: (day: number) => boolean, from = this.firstDay): number {
+    let result = Math.max(from, this.firstDay);
     while (!this.allowed(result) || !hasRoom(result)) result += DAY_MS;
     return result;
   }
@@ -194,7 +183,7 @@ export function planSchedules(campaign: CampaignRecord, leads: readonly LeadReco
   const load = emailsPerDay(campaign, new Set(leads), calendar);
   const hasRoom = (day: number) => (load.get(day) ?? 0) < perDay;
   // Days before it are full for first steps: each lead's search starts there.
-  let firstOpen = calendar.sendingDay(0);
+  let firstOpen = calendar.firstWithRoom(hasRoom);
   for (const lead of leads) {
     let day: number | undefined;
     lead.schedules.forEach((schedule, step) => {
@@ -202,7 +191,7 @@ export function planSchedules(campaign: CampaignRecord, leads: readonly LeadReco
       day = day === undefined || previous === undefined ? firstOpen : calendar.later(day, previous.sequence.nextMessageDays);
       if (schedule.status === "sent" && schedule.sentOn !== null) day = calendar.dayOf(schedule.sentOn);
       if (schedule.status !== "created") return;
-      day = calendar.firstWithRoom(day, hasRoom);
+      day = calendar.firstWithRoom(hasRoom, day);
       if (step === 0) firstOpen = day;
       const taken = load.get(day) ?? 0;
       load.set(day, taken + 1);
