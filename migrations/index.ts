@@ -19,6 +19,7 @@ import * as leadAndReplyObservations from "./0017_lead_and_reply_observations.ts
 import * as contactsLiveWithTheirLeads from "./0018_contacts_live_with_their_leads.ts";
 import * as verificationScope from "./0019_verification_scope.ts";
 import * as historyNamesAndBounceRate from "./0020_history_names_and_bounce_rate.ts";
+import * as contactRetirementWaitsForHolders from "./0021_contact_retirement_waits_for_holders.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   "0018_contacts_live_with_their_leads": contactsLiveWithTheirLeads,
   "0019_verification_scope": verificationScope,
   "0020_history_names_and_bounce_rate": historyNamesAndBounceRate,
+  "0021_contact_retirement_waits_for_holders": contactRetirementWaitsForHolders,
 };

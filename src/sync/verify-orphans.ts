@@ -32,17 +32,32 @@ export async function orphanLines(db: Kysely<Database>, account: string, campaig
 }
 
 /**
- * Live contacts no live lead holds: a contact exists upstream while a lead holds it, and the warehouse retires
- * one with the last lead that let go of it (migrations 0008, 0016). Contacts carry no account: one that a lead
- * of another account names is that account's to judge.
+ * Contacts out of step with the leads that hold them: a contact exists upstream while a lead holds it, and the
+ * warehouse retires one with the last lead that let go of it and brings it back with any live lead written
+ * holding it (migrations 0008, 0016, 0018, 0021). A live contact no live lead holds is `extra`; a retired one a
+ * live lead of this account holds is `missing` (the row is there, held as deleted). Contacts carry no account:
+ * one that a lead of another account names is that account's to judge.
  */
 async function orphanContactLines(db: Kysely<Database>, account: string): Promise<VerifyLine[]> {
-  const { rows } = await sql<{ id: string }>`
+  const { rows: unheld } = await sql<{ id: string }>`
     SELECT c.id::text AS id FROM contacts c
      WHERE c._deleted_at IS NULL
        AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.contact_id = c.id AND l._deleted_at IS NULL)
        AND NOT EXISTS (SELECT 1 FROM leads l JOIN campaigns k ON k.uid = l.campaign_uid WHERE l.contact_id = c.id AND k._account <> ${account})
      ORDER BY c.id`.execute(db);
-  if (rows.length === 0) return [];
-  return [{ campaignUid: null, stream: "contacts", status: "extra", upstream: 0, warehouse: rows.length, rejected: 0, extraKeys: keyList(rows.map((row) => row.id)) }];
+  const { rows: heldRetired } = await sql<{ id: string }>`
+    SELECT c.id::text AS id FROM contacts c
+     WHERE c._deleted_at IS NOT NULL
+       AND EXISTS (SELECT 1 FROM leads l JOIN campaigns k ON k.uid = l.campaign_uid
+                    WHERE l.contact_id = c.id AND l._deleted_at IS NULL AND k._account = ${account})
+     ORDER BY c.id`.execute(db);
+  const lines: VerifyLine[] = [];
+  if (unheld.length > 0) {
+    lines.push({ campaignUid: null, stream: "contacts", status: "extra", upstream: 0, warehouse: unheld.length, rejected: 0, extraKeys: keyList(unheld.map((row) => row.id)) });
+  }
+  if (heldRetired.length > 0) {
+    const missingKeys = keyList(heldRetired.map((row) => row.id));
+    lines.push({ campaignUid: null, stream: "contacts", status: "missing", upstream: heldRetired.length, warehouse: 0, rejected: 0, missingKeys });
+  }
+  return lines;
 }

@@ -39,7 +39,7 @@ import { ACCOUNT_STREAMS, leads, linkClicks, emailOpens, replies } from "./strea
  *   changes no count of a listing), and the email sequences those send
  *   (verify-schedules.ts).
  * - Live rows under a campaign the warehouse holds as deleted (and the upstream does not list) are extra, and
- *   so are live contacts no live lead holds (verify-orphans.ts).
+ *   so are live contacts no live lead holds; retired contacts a live lead holds are missing (verify-orphans.ts).
  * - Every live workspace, domain and campaign has one open history row that holds its current values
  *   (verify-history.ts: a line only where one does not).
  * - Every record still rejected is its own line, with its reason.

@@ -110,16 +110,19 @@ describe("verify --values", () => {
     // #9 still knows the sequence: the sync would not have deleted it.
     expect(valuesLine(result.lines, "leads", "email_sequences")).toMatchObject({ status: "missing", upstream: 1, warehouse: 0, missingKeys: { count: 1, first: ["1"] } });
     expect(valuesLine(result.lines, "campaign_detail", "campaign_sending_domains")).toMatchObject({ status: "missing", upstream: 1, warehouse: 0, missingKeys: { count: 1, first: [`${CAMPAIGN}|1`] } });
-    // No other line names them: these tables have no key set, and no count that tells.
+    // No other line names them (these tables have no key set, and no count that tells) but the account's check of
+    // contacts against the live leads that hold them.
     expect(result.lines.filter((line) => line.status !== "ok").map((line) => `${line.stream} → ${line.table ?? ""}`)).toEqual([
       "campaign_detail → campaign_sending_domains",
       "leads → contacts",
       "leads → email_sequences",
+      "contacts → ",
     ]);
     // The sending domain is read with #2 without --deep too.
     const shallow = await verify(h.context(), { values: true });
     expect(shallow.lines.filter((line) => line.status !== "ok").map((line) => [line.stream, line.table, line.missingKeys?.first])).toEqual([
       ["campaign_detail", "campaign_sending_domains", [`${CAMPAIGN}|1`]],
+      ["contacts", undefined, ["1001001"]],
     ]);
 
     // Lost rather than held deleted, they are missing as much.

@@ -40,6 +40,7 @@ describe("coldsync migrate", () => {
       "applied 0018_contacts_live_with_their_leads (schema bi)",
       "applied 0019_verification_scope (schema bi)",
       "applied 0020_history_names_and_bounce_rate (schema bi)",
+      "applied 0021_contact_retirement_waits_for_holders (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });
