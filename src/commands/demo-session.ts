@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
 import { clip } from "../clip.ts";
-import { loadConfig, type Config } from "../config.ts";
+import { ConfigError, loadConfig, type Config } from "../config.ts";
 import { startEmulator, type RunningEmulator } from "../emulator/server.ts";
 import { startStatusPageServer } from "../http/server.ts";
 import { trackUpstreamAnswers, type UpstreamAnswerTracker } from "../http/status-page/last-answer.ts";
@@ -51,6 +52,7 @@ export async function runDemo(settings: Config, options: DemoOptions): Promise<v
     const upstream = trackUpstreamAnswers();
     const runtime = await openRuntime(config, { logger, hooks: upstream.hooks });
     try {
+      await refuseSyncedWarehouse(runtime.warehouse);
       const firstSync = () => syncAndShowFunnel(runtime, logger, options.serve);
       if (options.serve) await serveUntilStopped({ config, runtime, emulator, upstream, everyMs: options.everyMs, firstSync });
       else await firstSync();
@@ -60,6 +62,25 @@ export async function runDemo(settings: Config, options: DemoOptions): Promise<v
   } finally {
     await emulator.close();
   }
+}
+
+/**
+ * The demo syncs its emulator as the configured account: into a schema a real account was synced into, its walk
+ * would take every campaign of that account, which the emulator does not know, as deleted upstream (with their
+ * leads and events), and count the emulator's as the account's. So it runs only in a schema no other command
+ * has synced into (a shell set up for production has DATABASE_URL set, and the embedded warehouse is `sync
+ * --once`'s too).
+ */
+async function refuseSyncedWarehouse(warehouse: Warehouse): Promise<void> {
+  const runs = sql.id(warehouse.schema, "sync_runs");
+  const { rows: migrated } = await sql<{ found: boolean }>`SELECT to_regclass(${`${warehouse.schema}.sync_runs`}) IS NOT NULL AS found`.execute(warehouse.db);
+  if (migrated[0]?.found !== true) return;
+  const { rows: synced } = await sql`SELECT 1 FROM ${runs} WHERE "trigger" <> 'demo' LIMIT 1`.execute(warehouse.db);
+  if (synced.length === 0) return;
+  const where = warehouse.kind === "postgres" ? "DATABASE_URL" : "the embedded warehouse";
+  throw new ConfigError([
+    `COLDSYNC_SCHEMA: schema ${warehouse.schema} of ${where} holds what sync or worker runs wrote; the demo syncs its emulator only into a schema of its own (it would take that account's campaigns as deleted): set COLDSYNC_SCHEMA to another schema, for example coldsync_demo`,
+  ]);
 }
 
 /** The demo's first sync, with its progress and summary, then the funnel it filled; false when Ctrl-C stopped it. */
