@@ -39,21 +39,12 @@ function jsonLines({ columns, rows }: QueryRows): string {
     seen.set(column, count);
     return count === 1 ? column : `${column}:${count}`;
   });
-  return rows.map((row) => JSON.stringify(Object.fromEntries(keys.map((key, index) => [key, row[index]])), jsonValue)).join("\n");
+  return rows.map((row) => JSON.stringify(Object.fromEntries(keys.map((key, index) => [key, row[index]])))).join("\n");
 }
 
-/** Values JSON has no form for: a bigint as its digits, bytes as hex (`\\x…`, as PostgreSQL writes them). */
-function jsonValue(_key: string, value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (value instanceof Uint8Array) return `\\x${Buffer.from(value).toString("hex")}`;
-  return value;
-}
-
-/** As psql shows a value: NULL as nothing, an instant in ISO form, bytes as hex, JSON as JSON text. */
+/** As psql shows a value: NULL as nothing, JSON as JSON text, everything else as the warehouse wrote it (connect.ts). */
 function cell(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value.toISOString();
-  if (value instanceof Uint8Array) return `\\x${Buffer.from(value).toString("hex")}`;
-  if (typeof value === "object") return JSON.stringify(value, jsonValue);
-  return String(value as string | number | boolean | bigint);
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value as string | number | boolean);
 }

@@ -72,14 +72,18 @@ const pgliteParsers = {
   [DATE_OID]: (value: string) => value,
 };
 
-/** Ad-hoc queries read bigint and numeric as their text: a number past 2^53 or a wide numeric is shown exactly. */
+/**
+ * Ad-hoc queries read every value as PostgreSQL writes it, as psql shows it (a bigint past 2^53 and a wide numeric
+ * exactly, an instant with its microseconds in the session's time zone, an interval, an array or bytes in
+ * PostgreSQL's own text), but for the types JavaScript holds exactly: booleans, 2- and 4-byte integers, JSON.
+ */
+const PARSED_TYPES = new Set([16 /* bool */, 21 /* int2 */, 23 /* int4 */, 26 /* oid */, 114 /* json */, 3802 /* jsonb */]);
 const asText = (value: string) => value;
 const exactPgTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
-    return oid === INT8_OID || oid === NUMERIC_OID || oid === DATE_OID ? asText : pg.types.getTypeParser(oid, format);
+    return PARSED_TYPES.has(oid) ? pg.types.getTypeParser(oid, format) : asText;
   },
 } as pg.CustomTypesConfig;
-const exactPgliteParsers = { [INT8_OID]: asText, [NUMERIC_OID]: asText, [DATE_OID]: asText };
 
 /** Ad-hoc queries run so far: each is prepared under a name of its own. */
 let adHocQueries = 0;
@@ -143,6 +147,12 @@ async function openPostgres(databaseUrl: string, schema: string, create: boolean
   return { db, schema, kind: "postgres", locks: new AdvisoryLocks(databaseUrl, schema, onConnectionError), readOnlyQuery, destroy: () => db.destroy() };
 }
 
+/** PGlite takes parsers by type, so every type but PARSED_TYPES gets the text one (PGlite parses arrays, dates, bytes). */
+async function exactPgliteParsers(pglite: { query<T>(text: string): Promise<{ rows: T[] }> }): Promise<Record<number, (value: string) => string>> {
+  const { rows } = await pglite.query<{ oid: number }>("SELECT oid::int AS oid FROM pg_type");
+  return Object.fromEntries(rows.filter(({ oid }) => !PARSED_TYPES.has(oid)).map(({ oid }) => [oid, asText]));
+}
+
 async function openPglite(directory: string, schema: string, create: boolean): Promise<Warehouse> {
   // Loaded only when the embedded warehouse is used: they are a third of a PostgreSQL user's start-up otherwise.
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([import("@electric-sql/pglite"), import("kysely-pglite-dialect")]);
@@ -166,7 +176,7 @@ async function openPglite(directory: string, schema: string, create: boolean): P
       await pglite.exec("BEGIN READ ONLY");
       try {
         // PGlite sends a query with the extended protocol, which takes one statement.
-        const result = await pglite.query<unknown[]>(text, [], { rowMode: "array", parsers: exactPgliteParsers });
+        const result = await pglite.query<unknown[]>(text, [], { rowMode: "array", parsers: await exactPgliteParsers(pglite) });
         return { columns: result.fields.map((field) => field.name), rows: result.rows };
       } finally {
         await pglite.exec("ROLLBACK");
