@@ -30,7 +30,7 @@ const program = new Command()
 for (const command of [demo, migrate, sync, status, verify, sqlCommand, worker, emulator]) command.register(program);
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(sqlCommand.withQueryArguments(process.argv));
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
   if (error instanceof ConfigError) {

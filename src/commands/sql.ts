@@ -19,6 +19,18 @@ export function register(program: Command): void {
     });
 }
 
+/**
+ * The command line with a query that opens with an SQL comment (`-- …`, as the README's examples do) moved after
+ * `--`, where it is an argument: commander would take it for an unknown option. An argument that begins with `-` and holds whitespace
+ * cannot name an option.
+ */
+export function withQueryArguments(argv: readonly string[]): string[] {
+  if (argv[2] !== "sql") return [...argv];
+  const query = argv.findIndex((arg, index) => index > 2 && /^-.*\s/s.test(arg));
+  if (query < 0 || argv.slice(3, query).includes("--")) return [...argv];
+  return [...argv.slice(0, query), ...argv.slice(query + 1), "--", argv[query] as string];
+}
+
 async function readStandardInput(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

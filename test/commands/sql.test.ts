@@ -63,9 +63,14 @@ describe("coldsync sql", () => {
     expect(JSON.parse(json.stdout) as unknown).toEqual({ id: 1, "id:2": 2, "id:3": 3, big: "9007199254740993" });
   });
 
-  it("takes a query that begins with a comment, after -- or on standard input", async () => {
+  it("takes a query that begins with a comment, as it is, after -- or on standard input", async () => {
     const query = "-- the funnel's first row\nSELECT 1 AS one";
-    for (const outcome of [await runColdsync(["sql", "--json", "--", query], env), await runColdsync(["sql", "--json"], env, { input: query })]) {
+    for (const outcome of [
+      await runColdsync(["sql", "--json", query], env),
+      await runColdsync(["sql", query, "--json"], env),
+      await runColdsync(["sql", "--json", "--", query], env),
+      await runColdsync(["sql", "--json"], env, { input: query }),
+    ]) {
       expect([outcome.code, outcome.stdout.trim()], outcome.stderr).toEqual([0, '{"one":1}']);
     }
   });
