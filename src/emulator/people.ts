@@ -1,6 +1,6 @@
 import { hash32, type Random } from "./random.ts";
 import { COMPANY_DOMAINS, FIRST_NAMES, LAST_NAMES, MAILBOX_NAMES, MAILBOX_SURNAMES } from "./seed/vocabulary.ts";
-import type { CampaignRecord, ContactRecord, Sender, WorkspaceRecord } from "./store/model.ts";
+import type { CampaignRecord, ContactRecord, DomainRecord, Sender, WorkspaceRecord } from "./store/model.ts";
 import type { Account, World } from "./store/world.ts";
 
 /** Contacts (the people emailed) and senders (the mailboxes emailing them). */
@@ -26,17 +26,22 @@ export function createSenders(domain: string, random: Random, count: number): Se
 }
 
 /**
- * Mailboxes on the campaign's sending domains, or on any domain of its workspace when it names none.
- * A sending domain may belong to another workspace of the account (update campaign accepts one), so
- * the domains are looked up in the account; the campaign's own workspace's mailboxes come first.
+ * Mailboxes on the campaign's sending domains, or on an active domain of its workspace when it names none
+ * (on any of its domains when none is active). A sending domain may belong to another workspace of the
+ * account (update campaign accepts one), so the domains are looked up in the account; the campaign's own
+ * workspace's mailboxes come first.
  */
 export function campaignSenders(account: Account, campaign: CampaignRecord): Sender[] {
   const chosen = account.domains.items.filter((domain) => campaign.settings.sending_domains.includes(domain.id));
   const holders = new Set([campaign.workspace, ...chosen.map((domain) => domain.workspace)]);
-  const senders = [...holders].flatMap((workspace) =>
-    workspace.senders.filter((sender) => chosen.some((domain) => domain.workspace === workspace && sender.email.endsWith(`@${domain.domain}`))),
-  );
-  return senders.length > 0 ? senders : campaign.workspace.senders;
+  const senders = [...holders].flatMap((workspace) => sendersOn(workspace, chosen));
+  if (senders.length > 0) return senders;
+  const active = sendersOn(campaign.workspace, campaign.workspace.domains.items.filter((domain) => domain.status === "active"));
+  return active.length > 0 ? active : campaign.workspace.senders;
+}
+
+function sendersOn(workspace: WorkspaceRecord, domains: readonly DomainRecord[]): Sender[] {
+  return workspace.senders.filter((sender) => domains.some((domain) => domain.workspace === workspace && sender.email.endsWith(`@${domain.domain}`)));
 }
 
 /**

@@ -12,7 +12,7 @@ import { instantMicros } from "./instants.ts";
  * ground truth stays exactly what the API serves.
  */
 
-const emulator = useEmulator({ apiKeys: ["a"], seed: 29 });
+const emulator = useEmulator({ apiKeys: ["a"], seed: 31 });
 let api: Api;
 
 interface Target {

@@ -8,7 +8,7 @@ import { Api, snapshotAccount, useEmulator, type AccountSnapshot } from "../supp
  * (the fault's own effect is "a record arrives between two page requests", nothing more).
  */
 
-const emulator = useEmulator({ apiKeys: ["a"], seed: 7 });
+const emulator = useEmulator({ apiKeys: ["a"], seed: 8 });
 let api: Api;
 let seed: AccountSnapshot;
 

@@ -104,7 +104,8 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
   const [strategy, steps] = strategyAndSteps(random, kind, position);
   const leads = random.int(...profile.leadsPerCampaign);
   const serial = world.ids.take("campaign");
-  const lists = workspace.contactLists.items;
+  // A list still importing was uploaded minutes ago (seed/workspaces.ts): after every generated campaign.
+  const lists = workspace.contactLists.items.filter((list) => list.status !== "processing");
   const longUid = LONG_UID_POSITIONS.has(position) && REQUIRED_KINDS[position] === kind;
   const campaign: CampaignRecord = {
     serial,
@@ -125,7 +126,7 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
     startedRunningAt: null,
     completedAt: null,
     cancelledAt: null,
-    contactLists: random.sample(lists, random.int(1, Math.min(2, lists.length))),
+    contactLists: lists.length === 0 ? [] : random.sample(lists, random.int(1, Math.min(2, lists.length))),
     sequences: [],
     ...campaignCollections(),
     sendQueue: null,

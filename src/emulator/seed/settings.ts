@@ -53,7 +53,8 @@ export function campaignSettings(random: Random, choice: SettingsChoice): Campai
   // The first campaign of an account uses a custom unsubscribe link, the second the automatic one.
   const addUnsubLink = position === 0 || random.chance(0.7);
   const custom = position === 0 || (position !== 1 && addUnsubLink && random.chance(0.3));
-  const sendingDomains = choice.domains.filter((domain) => domain.status !== "deleting");
+  // Domains still being set up were added minutes ago (seed/workspaces.ts): no generated campaign, sent or not, has them.
+  const sendingDomains = choice.domains.filter((domain) => domain.status === "active");
   // Whole campaigns must fit in a few weeks of sending, whatever the seed's scale.
   const minimumDaily = Math.min(100, Math.max(10, Math.ceil(choice.leads / 25)));
   return {
