@@ -181,8 +181,9 @@ export class HttpTransport {
       attempt,
     });
     const { text, escaped } = this.#decode(request, response);
-    const { value, exact } = this.#interpret(request, response, text);
-    return { body: value, sentAt, bytes: text.length, careful: exact || escaped || needsCarefulRead(text) };
+    const { value, exact, controlCharacters } = this.#interpret(request, response, text);
+    // Raw control characters read as if escaped may be a NUL, which the text's own look (needsCarefulRead) cannot show.
+    return { body: value, sentAt, bytes: text.length, careful: exact || escaped || controlCharacters === true || needsCarefulRead(text) };
   }
 
   async #send(request: HttpRequest, signal: AbortSignal): Promise<RawResponse> {
@@ -229,7 +230,7 @@ export class HttpTransport {
     return `${this.#pathPrefix}${request.endpoint}${search === "" ? "" : `?${search}`}`;
   }
 
-  #interpret(request: HttpRequest, response: RawResponse, text: string): { value: unknown; exact: boolean } {
+  #interpret(request: HttpRequest, response: RawResponse, text: string): ReturnType<typeof parseJson> {
     const idempotent = request.idempotent ?? true;
     if (response.status >= 200 && response.status < 300) {
       const parseStart = stageStart();
