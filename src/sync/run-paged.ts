@@ -100,8 +100,9 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const walkStartedAt = new Date();
     let coverage = new WalkCoverage(stream);
     let restarts = 0;
-    // Pages received without a usable total: named on the run once the walk ends.
+    // Pages received without a usable total, or with their records in another shape: named on the run once the walk ends.
     let withoutTotal = 0;
+    const reshaped = { count: 0, reason: "" };
     const budget = (ctx.pageBudget ?? UNBOUNDED).share();
     const pages = walk({
       fetch: async (offset, signal) => {
@@ -109,6 +110,10 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         const page = (await ctx.client.page(stream.resource, { campaignUid: scope.campaignUid ?? undefined, offset }, signal)) as Page<R>;
         budget.hold(page, page.bytes ?? 0);
         if (page.total === null) withoutTotal += 1;
+        if (page.shape !== undefined) {
+          reshaped.count += 1;
+          reshaped.reason = `listing answers with ${page.shape}`;
+        }
         return page;
       },
       discard: (page) => budget.release(page),
@@ -175,6 +180,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
     const judged = await judgeWalk(ctx, stream, scope, walkResult, coverage, checkpoint.state.repeated ?? 0, pass >= MAX_PASSES, () => (withoutTotal += 1));
     reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "total", count: withoutTotal, reason: UNKNOWN_TOTAL }, result);
     reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
+    reportListingIssue(ctx, stream as PagedStream<unknown>, scope, { what: "data", ...reshaped }, result);
     if (judged === "again") {
       ctx.logger.info(
         { stream: stream.name, campaignUid: scope.campaignUid, pass, seen: coverage.distinct + coverage.repeated, total: walkResult.total },

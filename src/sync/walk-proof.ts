@@ -91,13 +91,14 @@ function listingName(stream: PagedStream<unknown> | ListStream<unknown>): string
  * Names on the run what a read found wrong with its listing, as deviating fields are (`<listing>.<what>` in
  * `sync_runs.field_issues` and /metrics), with one warning per walk or read: pages without a usable total
  * (`<listing>.total`), records the listing left out that their lookups found (`<listing>.listing`), copies of
- * a record one answer repeated (`<listing>.duplicate`).
+ * a record one answer repeated (`<listing>.duplicate`), answers whose records came in another shape than a list
+ * (`<listing>.data`).
  */
 export function reportListingIssue(
   ctx: SyncContext,
   stream: PagedStream<unknown> | ListStream<unknown>,
   scope: StreamScope,
-  issue: { what: "total" | "listing" | "duplicate"; count: number; reason: string },
+  issue: { what: "total" | "listing" | "duplicate" | "data"; count: number; reason: string },
   result: StreamResult,
 ): void {
   if (issue.count === 0) return;

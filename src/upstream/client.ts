@@ -8,6 +8,7 @@ import { readRecord, readRecords, type Parsed, type ReadRecord } from "./parsing
 import type { RecordOf, RecordTypeName } from "./record-types.ts";
 import type { CreateSequenceBody, LifecycleBody, SequenceData, UpdateCampaignBody, UpdateData } from "./requests.ts";
 import { messageBody, pageData, pageEnvelope } from "./resources.ts";
+import { keyedList } from "./tolerant.ts";
 import type { Logger } from "../logger.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 
@@ -23,6 +24,8 @@ export interface Listing<T> extends Parsed<T> {
   /** The size the {data, total} envelope announced; null for a bare array, or a total not usable. */
   total: number | null;
   observedAt: Date;
+  /** How the answer's records deviated from the documented array, when they did (a list keyed by index or id). */
+  shape?: string;
 }
 
 /** A record fetched by its identifier, and when the request that got it was sent. */
@@ -120,7 +123,7 @@ export class UpstreamClient {
       this.#view,
       signal,
     );
-    return { ...this.#readAll("workspaces", envelope.data, careful), total: envelope.total, observedAt };
+    return { ...this.#readAll("workspaces", envelope.data, careful), total: envelope.total, observedAt, ...shapeOf(envelope) };
   }
 
   /**
@@ -149,7 +152,7 @@ export class UpstreamClient {
       signal,
     );
     const parsed = this.#readAll(resource, envelope.data, careful);
-    return { ...parsed, total: envelope.total, offset: query.offset, limit, observedAt, bytes };
+    return { ...parsed, total: envelope.total, offset: query.offset, limit, observedAt, bytes, ...shapeOf(envelope) };
   }
 
   /**
@@ -187,7 +190,7 @@ export class UpstreamClient {
       this.#view,
       signal,
     );
-    return { ...this.#readAll("replies", envelope.data, careful), total: envelope.total, observedAt };
+    return { ...this.#readAll("replies", envelope.data, careful), total: envelope.total, observedAt, ...shapeOf(envelope) };
   }
 
   /** #2 */
@@ -286,7 +289,7 @@ export class UpstreamClient {
   }
 
   /** A listing's records and total, from the {data, total} envelope or a bare array; the total is null when none is usable. */
-  #listing(request: HttpRequest, body: unknown): { data: unknown[]; total: number | null } {
+  #listing(request: HttpRequest, body: unknown): ListingAnswer {
     // An empty list sent as null, as Go encodes an empty slice: its meaning is certain. (Read as an empty answer
     // is, it deletes nothing on its own: a listing's walk then proves nothing, a whole listing needs two reads.)
     // Its total is dropped too: `{"data": null, "total": 0}` would otherwise prove a walk whole and delete every row.
@@ -295,8 +298,8 @@ export class UpstreamClient {
     const envelope = pageEnvelope.safeParse(body);
     if (envelope.success) return envelope.data;
     const records = pageData.safeParse(body);
-    if (!records.success) this.#protocolError(request, "expected a JSON array or a {data: array, total: integer} envelope");
-    return { data: records.data.data, total: null };
+    if (records.success) return { data: records.data.data, total: null };
+    return keyedListing(body) ?? this.#protocolError(request, "expected a JSON array or a {data: array, total: integer} envelope");
   }
 
   #protocolError(request: HttpRequest, expectation: string): never {
@@ -309,3 +312,30 @@ export class UpstreamClient {
     });
   }
 }
+
+interface ListingAnswer {
+  data: unknown[];
+  total: number | null;
+  /** How the answer's records deviated from the documented array, when they did (a list keyed by index or id). */
+  shape?: string;
+}
+
+/**
+ * Records sent as an object keyed by index or by each record's id, as the envelope's `data` or as the whole
+ * answer (PHP and some map serializers write a list so; nested lists are read the same way, tolerant.ts). Only
+ * those shapes: any other object is no listing, and asking again is the better bet. The envelope's total is
+ * kept when it is usable: the shape of `data` says nothing against it.
+ */
+function shapeOf(answer: ListingAnswer): { shape?: string } {
+  return answer.shape === undefined ? {} : { shape: answer.shape };
+}
+
+function keyedListing(body: unknown): ListingAnswer | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const enveloped = "data" in body;
+  const list = keyedList(enveloped ? (body as { data: unknown }).data : body);
+  if (list === undefined) return undefined;
+  const total = enveloped ? pageEnvelope.shape.total.safeParse((body as { total?: unknown }).total) : undefined;
+  return { data: list.items, total: total?.success === true ? total.data : null, shape: list.deviation };
+}
+

@@ -26,6 +26,8 @@ export interface Page<T> extends Parsed<T> {
   observedAt: Date;
   /** Length of the answer's body text, when known: what holding the page costs, before parsing. */
   bytes?: number;
+  /** How the answer's records deviated from the documented array, when they did (a list keyed by index or id). */
+  shape?: string;
 }
 
 export interface PageQuery {
