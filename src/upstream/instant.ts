@@ -13,12 +13,13 @@
 /**
  * ISO 8601 date-times in the forms real upstreams send: extended or basic
  * format, `T` or a space between date and time, any number of fraction digits,
- * and `Z`, `±HH:MM`, `±HHMM`, `±HH` or no offset (read as UTC). `T` and `Z`
- * may be lower case, as RFC 3339 allows (the strict schema takes only upper
- * case, so either is still named as not the documented form).
+ * and `Z`, `±HH:MM`, `±HHMM`, `±HH`, ` UTC`, ` GMT` (as Ruby's Time#to_s
+ * writes UTC) or no offset (read as UTC). `T` and `Z` may be lower case, as
+ * RFC 3339 allows (the strict schema takes only upper case, so either is still
+ * named as not the documented form).
  */
 const ISO_8601 =
-  /^(\d{4})-?(\d{2})-?(\d{2})(?:[Tt ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-?(\d{2})-?(\d{2})(?:[Tt ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** to_char() format that renders a timestamptz (at time zone 'UTC') in the canonical form. */
 export const INSTANT_SQL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
@@ -123,10 +124,25 @@ function utcDay(year: number, month: number, day: number): number | null {
 }
 
 function offsetOf(offset: string): number | null {
-  if (offset === "Z" || offset === "z") return 0;
+  if (offset === "Z" || offset === "z" || offset === "UTC" || offset === "GMT") return 0;
   const digits = offset.slice(1).replace(":", "");
   const hours = Number(digits.slice(0, 2));
   const minutes = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
   if (hours > 23 || minutes > 59) return null;
   return (offset.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
+}
+
+/**
+ * Unix epoch values an upstream may send for a date-time (Date.now() writes milliseconds, most Unix tools
+ * seconds), told apart by magnitude: from 10^9 seconds (2001-09-09) and from 10^11 milliseconds (1973-03-03)
+ * up to 10^14 milliseconds (5138). Anything smaller or larger names no instant such an upstream would mean.
+ */
+export function epochInstant(value: number): { instant: string; unit: "seconds" | "milliseconds" } | null {
+  if (!Number.isFinite(value) || value < 1e9 || value >= 1e14) return null;
+  const unit = value < 1e11 ? "seconds" : "milliseconds";
+  const micros = Math.round(unit === "seconds" ? value * 1e6 : value * 1e3);
+  const millis = Math.floor(micros / 1000);
+  const base = new Date(millis).toISOString();
+  const fraction = String((millis % 1000) * 1000 + (micros % 1000)).padStart(6, "0");
+  return { instant: `${base.slice(0, 19)}.${fraction}Z`, unit };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { looksLikeInstant, parseInstant } from "./instant.ts";
+import { epochInstant, looksLikeInstant, parseInstant } from "./instant.ts";
 import { parseJson } from "./exact-json.ts";
 import { storable } from "./storable-text.ts";
 
@@ -16,10 +16,12 @@ import { storable } from "./storable-text.ts";
  * - a string sent as a JSON number that is an integer JavaScript reads
  *   exactly (12345), read as its decimal text ("12345"), held to the string's
  *   schema as any text;
- * - a boolean sent as "true"/"false", "1"/"0" or 1/0;
+ * - a boolean sent as any form PostgreSQL reads ("true"/"false", "t"/"f",
+ *   "yes"/"no", "y"/"n", "on"/"off", "1"/"0", in any case) or 1/0;
  * - a date-time in another ISO 8601 form (an offset other than Z, a space for
- *   T, a lower-case t or z, basic format, no offset), read as the same instant
- *   in UTC;
+ *   T, a lower-case t or z, basic format, ` UTC`, no offset), read as the
+ *   same instant in UTC, or as Unix epoch seconds or milliseconds (a number,
+ *   or a string of its digits);
  * - an enum value the spec does not list is kept as text (the warehouse
  *   stores enums as text), an integer sent instead of a name as its decimal
  *   text;
@@ -349,12 +351,14 @@ function readInteger(schema: z.ZodNumber, raw: unknown, path: string, issues: Fi
   return value;
 }
 
-const TRUE_FORMS: ReadonlySet<unknown> = new Set(["true", "True", "TRUE", "1", 1]);
-const FALSE_FORMS: ReadonlySet<unknown> = new Set(["false", "False", "FALSE", "0", 0]);
+/** The forms PostgreSQL itself reads as a boolean (in any case), and 1/0 as numbers. */
+const TRUE_FORMS: ReadonlySet<unknown> = new Set(["true", "t", "yes", "y", "on", "1", 1]);
+const FALSE_FORMS: ReadonlySet<unknown> = new Set(["false", "f", "no", "n", "off", "0", 0]);
 
 function readBoolean(raw: unknown, path: string, issues: FieldIssue[]): boolean | null {
   if (typeof raw === "boolean") return raw;
-  const value = TRUE_FORMS.has(raw) ? true : FALSE_FORMS.has(raw) ? false : undefined;
+  const form = typeof raw === "string" ? raw.trim().toLowerCase() : raw;
+  const value = TRUE_FORMS.has(form) ? true : FALSE_FORMS.has(form) ? false : undefined;
   if (value === undefined) return unreadable(path, raw, "a boolean", issues);
   issues.push({ path, reason: `boolean sent as ${JSON.stringify(raw)}; read as ${value}`, raw });
   return value;
@@ -378,6 +382,11 @@ function readEnum(schema: z.ZodEnum, raw: unknown, path: string, issues: FieldIs
 const DOCUMENTED_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string | null {
+  const epoch = typeof raw === "number" ? epochInstant(raw) : typeof raw === "string" && /^\d{10,14}(\.\d+)?$/.test(raw) ? epochInstant(Number(raw)) : null;
+  if (epoch !== null) {
+    issues.push({ path, reason: `a date-time sent as Unix epoch ${epoch.unit}; read as ${epoch.instant}`, raw });
+    return epoch.instant;
+  }
   if (typeof raw !== "string") return unreadable(path, raw, "an ISO 8601 date-time", issues);
   const instant = parseInstant(raw);
   if (instant === null) {

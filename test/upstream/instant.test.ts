@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseInstant } from "../../src/upstream/instant.ts";
+import { epochInstant, parseInstant } from "../../src/upstream/instant.ts";
 
 describe("parseInstant", () => {
   it.each([
@@ -77,3 +77,27 @@ describe("parseInstant", () => {
     expect(parseInstant("2024-03-01T10:00:00.Z")).toBeNull();
   });
 });
+
+describe("a date-time in Ruby's UTC form, and as Unix epoch values", () => {
+  it.each([
+    ["2026-05-01 09:00:00 UTC", "2026-05-01T09:00:00.000000Z"],
+    ["2026-05-01 09:00:00.5 GMT", "2026-05-01T09:00:00.500000Z"],
+  ])("reads %s", (text, canonical) => {
+    expect(parseInstant(text)).toBe(canonical);
+  });
+
+  it.each([
+    [1777626000, { instant: "2026-05-01T09:00:00.000000Z", unit: "seconds" }],
+    [1777626000.123456, { instant: "2026-05-01T09:00:00.123456Z", unit: "seconds" }],
+    [1777626000123, { instant: "2026-05-01T09:00:00.123000Z", unit: "milliseconds" }],
+    [1e9, { instant: "2001-09-09T01:46:40.000000Z", unit: "seconds" }],
+    [1e11, { instant: "1973-03-03T09:46:40.000000Z", unit: "milliseconds" }],
+  ])("reads %s by its magnitude", (value, read) => {
+    expect(epochInstant(value)).toEqual(read);
+  });
+
+  it.each([[0], [999_999_999], [-1777626000], [1e14], [Number.NaN], [Number.POSITIVE_INFINITY]])("names no instant for %s", (value) => {
+    expect(epochInstant(value)).toBeNull();
+  });
+});
+
