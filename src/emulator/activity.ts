@@ -26,7 +26,7 @@ const CLASSIFICATION_WEIGHTS: Record<ReplyClassification, number> = { positive: 
 export function sendSchedule(schedule: ScheduleRecord, sentOn: number, random: Random, tally?: Tally): PendingEvent[] {
   const { contact, campaign } = schedule.lead;
   tally?.changed("schedules", schedule);
-  if (contact.bounced || contact.unsubscribed) {
+  if (contact.bounced || contact.unsubscribed || (contact.unsubscribesAt ?? Infinity) <= sentOn) {
     schedule.status = "cancelled";
     return [];
   }
@@ -52,7 +52,7 @@ function planEngagement(schedule: ScheduleRecord, sentOn: number, random: Random
   const events: PendingEvent[] = [];
   const later = (from: number, mean: number) => Math.floor(from + 1_000 + random.exponential(mean));
   if (!random.chance(OPEN_RATE)) {
-    if (random.chance(SILENT_UNSUBSCRIBE_RATE)) events.push({ kind: "unsubscribe", at: later(sentOn, 2 * HOUR_MS), schedule });
+    if (random.chance(SILENT_UNSUBSCRIBE_RATE)) events.push(unsubscribe(schedule, later(sentOn, 2 * HOUR_MS)));
     return events;
   }
   const firstOpen = later(sentOn, 5 * HOUR_MS);
@@ -76,10 +76,16 @@ function planEngagement(schedule: ScheduleRecord, sentOn: number, random: Random
     const receivedAt = later(firstOpen, 6 * HOUR_MS);
     events.push({ kind: "reply", at: receivedAt, schedule, classification });
     if (classification === "negative" && random.chance(UNSUBSCRIBE_AFTER_NEGATIVE_RATE)) {
-      events.push({ kind: "unsubscribe", at: receivedAt + MINUTE_MS, schedule });
+      events.push(unsubscribe(schedule, receivedAt + MINUTE_MS));
     }
   }
   return events;
+}
+
+function unsubscribe(schedule: ScheduleRecord, at: number): PendingEvent {
+  const contact = schedule.lead.contact;
+  contact.unsubscribesAt = Math.min(contact.unsubscribesAt ?? Infinity, at);
+  return { kind: "unsubscribe", at, schedule };
 }
 
 export function byTime(a: PendingEvent, b: PendingEvent): number {

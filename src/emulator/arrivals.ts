@@ -111,7 +111,8 @@ export function arriveAccountRecord(world: World, account: Account, kind: "campa
   switch (kind) {
     case "campaign": {
       const profile = { ...SCALES.small, leadsPerCampaign: [1, 5] as [number, number] };
-      seedCampaign(world, account, workspace, random, profile, "creating", account.campaigns.length).createdOn = world.now;
+      // A campaign being created has no past to play.
+      seedCampaign(world, account, workspace, random, profile, "creating", account.campaigns.length, []).createdOn = world.now;
       return;
     }
     case "domain": {

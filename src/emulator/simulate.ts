@@ -61,9 +61,8 @@ function step(world: World, account: Account, from: number, start: number, end: 
       tally.changed("campaigns", campaign);
     }
   }
-  const lastSent = new Map<CampaignRecord, number>();
-  for (const campaign of account.campaigns.items) {
-    if (campaign.status !== "running") continue;
+  const running = account.campaigns.items.filter((campaign) => campaign.status === "running");
+  for (const campaign of running) {
     const importing = campaign.startedRunningAt !== null && end <= campaign.startedRunningAt + LEAD_IMPORT_DAYS * DAY_MS && hasUnsent(campaign);
     const joining = importing ? occurrences(account, NEW_LEADS_PER_DAY, end - start) : 0;
     if (joining > 0) {
@@ -71,9 +70,8 @@ function step(world: World, account: Account, from: number, start: number, end: 
       const joinedAt = Math.max(start + Math.floor(account.random.next() * (end - start)), campaign.startedRunningAt ?? start);
       joinLeads(world, account, campaign, joining, joinedAt, account.random, tally);
     }
-    const sent = sendDue(account, campaign, from, end, tally);
-    if (sent !== undefined) lastSent.set(campaign, sent);
   }
+  const lastSent = sendDue(account, running, from, end, tally);
   deliverDue(world, account, end, tally);
   for (const campaign of account.campaigns.items) {
     if (campaign.status !== "running" || hasUnsent(campaign)) continue;
@@ -110,19 +108,30 @@ function hasUnsent(campaign: CampaignRecord): boolean {
   return campaign.sendQueueHead < queue.length;
 }
 
-/** Sends what is due by `end`; answers the time of the last send. Overdue emails go out just after `from`. */
-function sendDue(account: Account, campaign: CampaignRecord, from: number, end: number, tally: Tally): number | undefined {
-  const queue = sendQueue(campaign);
-  let last: number | undefined;
-  while (hasUnsent(campaign)) {
-    const schedule = queue[campaign.sendQueueHead] as ScheduleRecord;
-    if (schedule.at > end) break;
-    campaign.sendQueueHead++;
-    const sentOn = Math.max(schedule.at, from + 1);
-    for (const event of sendSchedule(schedule, sentOn, account.random, tally)) account.pending.push(event);
-    if (schedule.sentOn !== null) last = Math.max(last ?? sentOn, sentOn);
+/**
+ * Sends what the campaigns have due by `end`, in time order across them (they share contacts: a bounce in one
+ * stops the others' later emails to that contact, not their earlier ones); answers each campaign's last send.
+ * Overdue emails go out just after `from`.
+ */
+function sendDue(account: Account, campaigns: readonly CampaignRecord[], from: number, end: number, tally: Tally): Map<CampaignRecord, number> {
+  const lastSent = new Map<CampaignRecord, number>();
+  for (;;) {
+    let sender: CampaignRecord | undefined;
+    let next: ScheduleRecord | undefined;
+    for (const campaign of campaigns) {
+      if (!hasUnsent(campaign)) continue;
+      const schedule = sendQueue(campaign)[campaign.sendQueueHead] as ScheduleRecord;
+      if (schedule.at <= end && (next === undefined || schedule.at < next.at || (schedule.at === next.at && schedule.id < next.id))) {
+        sender = campaign;
+        next = schedule;
+      }
+    }
+    if (sender === undefined || next === undefined) return lastSent;
+    sender.sendQueueHead++;
+    const sentOn = Math.max(next.at, from + 1);
+    for (const event of sendSchedule(next, sentOn, account.random, tally)) account.pending.push(event);
+    if (next.sentOn !== null) lastSent.set(sender, Math.max(lastSent.get(sender) ?? sentOn, sentOn));
   }
-  return last;
 }
 
 function deliverDue(world: World, account: Account, end: number, tally: Tally): void {

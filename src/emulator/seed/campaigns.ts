@@ -6,7 +6,7 @@ import type { Random } from "../random.ts";
 import type { CampaignRecord, ContactRecord, WorkspaceRecord } from "../store/model.ts";
 import { addLead, campaignCollections } from "../store/records.ts";
 import type { Account, World } from "../store/world.ts";
-import { playHistory } from "./history.ts";
+import type { HistoryPlay } from "./history.ts";
 import type { ScaleProfile } from "./scales.ts";
 import { seedSequences } from "./sequences.ts";
 import { campaignSettings } from "./settings.ts";
@@ -100,7 +100,17 @@ function strategyAndSteps(random: Random, kind: CampaignKind, position: number):
  */
 const LONG_UID_POSITIONS: ReadonlySet<number> = new Set(["created-multi", "running"].map((kind) => REQUIRED_KINDS.indexOf(kind as CampaignKind)));
 
-export function seedCampaign(world: World, account: Account, workspace: WorkspaceRecord, random: Random, profile: ScaleProfile, kind: CampaignKind, position: number): CampaignRecord {
+/** `history` gains the campaign's past, which the account's campaigns play together once all are generated (history.ts). */
+export function seedCampaign(
+  world: World,
+  account: Account,
+  workspace: WorkspaceRecord,
+  random: Random,
+  profile: ScaleProfile,
+  kind: CampaignKind,
+  position: number,
+  history: HistoryPlay[],
+): CampaignRecord {
   const [strategy, steps] = strategyAndSteps(random, kind, position);
   const leads = random.int(...profile.leadsPerCampaign);
   const serial = world.ids.take("campaign");
@@ -140,7 +150,8 @@ export function seedCampaign(world: World, account: Account, workspace: Workspac
   for (const contact of contactsFor(world, workspace, random, leads)) addLead(world, account, campaign, contact, random.pick(senders), kind !== "creating");
   const firstLead = campaign.leads.items[0];
   if (longUid && kind === "running" && firstLead) world.longUidLeads.add(firstLead.id);
-  setTimeline(world, account, campaign, random, kind);
+  const past = setTimeline(world, campaign, random, kind);
+  if (past !== undefined) history.push({ campaign, ...past });
   return campaign;
 }
 
@@ -158,41 +169,41 @@ function between(random: Random, low: number, high: number): number {
   return Math.floor(low + random.next() * (high - low));
 }
 
-/** The campaign's dates, then its past played from its start up to now. */
-function setTimeline(world: World, account: Account, campaign: CampaignRecord, random: Random, kind: CampaignKind): void {
+/** The campaign's dates, and the part of its plan that is past: what was sent by then, and what became of the rest. */
+function setTimeline(world: World, campaign: CampaignRecord, random: Random, kind: CampaignKind): Omit<HistoryPlay, "campaign"> | undefined {
   const now = world.now;
   const leads = campaign.leads.items;
   switch (kind) {
     case "creating":
       campaign.createdOn = now - between(random, MINUTE_MS, 9 * MINUTE_MS);
-      return;
+      return undefined;
     case "created-empty":
     case "created-single":
     case "created-multi":
       campaign.createdOn = now - between(random, HOUR_MS, 20 * DAY_MS);
       planSchedules(campaign, leads, now + DAY_MS);
-      return;
+      return undefined;
     case "scheduled": {
       const start = now + between(random, 2 * HOUR_MS, 7 * DAY_MS);
       campaign.createdOn = now - between(random, HOUR_MS, 10 * DAY_MS);
       campaign.scheduledStart = start;
       planSchedules(campaign, leads, start);
-      return;
+      return undefined;
     }
     case "running":
     case "paused":
     case "failed": {
       const start = now - Math.max(measureSpan(campaign, now) * (0.2 + random.next() * 0.5), DAY_MS);
       run(campaign, random, start);
-      if (kind === "running") return playHistory(world, account, campaign, random, now, "created");
+      if (kind === "running") return { cutoff: now, unsent: "created" };
       const stop = between(random, start + (now - start) * 0.3, start + (now - start) * 0.95);
       if (kind === "paused") {
         campaign.paused = true;
         campaign.pausedOn = stop;
-        return playHistory(world, account, campaign, random, stop, "created");
+        return { cutoff: stop, unsent: "created" };
       }
       campaign.bounceBlocked = true;
-      return playHistory(world, account, campaign, random, stop, "cancelled");
+      return { cutoff: stop, unsent: "cancelled" };
     }
     case "complete": {
       let start = now - measureSpan(campaign, now) - between(random, 8 * DAY_MS, 30 * DAY_MS);
@@ -202,11 +213,7 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
         run(campaign, random, start);
       }
       campaign.archived = random.chance(0.4);
-      playHistory(world, account, campaign, random, now, "created");
-      let completedAt = start;
-      for (const lead of leads) for (const schedule of lead.schedules) completedAt = Math.max(completedAt, schedule.sentOn ?? schedule.at);
-      campaign.completedAt = completedAt;
-      return;
+      return { cutoff: now, unsent: "created" };
     }
     case "cancelled": {
       campaign.archived = random.chance(0.3);
@@ -215,12 +222,12 @@ function setTimeline(world: World, account: Account, campaign: CampaignRecord, r
         campaign.createdOn = now - between(random, 2 * DAY_MS, 40 * DAY_MS);
         planSchedules(campaign, leads, campaign.createdOn + DAY_MS);
         campaign.cancelledAt = between(random, campaign.createdOn + HOUR_MS, now);
-        return playHistory(world, account, campaign, random, campaign.createdOn, "cancelled");
+        return { cutoff: campaign.createdOn, unsent: "cancelled" };
       }
       const start = now - Math.max(measureSpan(campaign, now) * (0.3 + random.next() * 0.5), DAY_MS);
       run(campaign, random, start);
       campaign.cancelledAt = between(random, start + (now - start) * 0.3, start + (now - start) * 0.9);
-      return playHistory(world, account, campaign, random, campaign.cancelledAt, "cancelled");
+      return { cutoff: campaign.cancelledAt, unsent: "cancelled" };
     }
   }
 }

@@ -6,6 +6,7 @@ import { Random, hash32 } from "../random.ts";
 import type { CampaignRecord, ContactListRecord, DomainRecord, ReplyRecord, WorkspaceRecord } from "../store/model.ts";
 import type { Account, World } from "../store/world.ts";
 import { campaignKinds, seedCampaign } from "./campaigns.ts";
+import { playHistories, type HistoryPlay } from "./history.ts";
 import { SCALES } from "./scales.ts";
 import { seedWorkspaces } from "./workspaces.ts";
 
@@ -21,10 +22,12 @@ export function seedWorld(world: World, apiKeys: readonly string[], scale: SeedS
     const random = new Random(hash32(world.seed, account.index, 0x5eed));
     seedWorkspaces(world, account, random, profile);
     const workspaces = account.workspaces.items;
+    const history: HistoryPlay[] = [];
     campaignKinds(random, random.int(...profile.campaigns), profile.extraKinds).forEach((kind, position) => {
       const workspace = workspaces[position % workspaces.length] as WorkspaceRecord;
-      seedCampaign(world, account, workspace, random, profile, kind, position);
+      seedCampaign(world, account, workspace, random, profile, kind, position, history);
     });
+    playHistories(world, account, history, random);
     sortByCreation(account);
     account.pending.sort(byTime);
     coverClassifications(account, random);

@@ -132,6 +132,12 @@ export interface ContactRecord {
   email: string;
   bounced: boolean;
   unsubscribed: boolean;
+  /**
+   * When an unsubscribe already decided (at a send) takes effect. Sends are played in time order, their
+   * activity delivered after them, so a send checks this rather than `unsubscribed`, which flips only when the
+   * clock reaches it.
+   */
+  unsubscribesAt?: number;
 }
 
 export interface LeadRecord {
