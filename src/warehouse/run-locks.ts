@@ -45,6 +45,14 @@ export function discoveryLockName(account: string): string {
   return `coldsync:${account}:discovery`;
 }
 
+/**
+ * A lock's session sends nothing while its run lasts, so a server's `idle_session_timeout` (PostgreSQL 14+, which
+ * DBAs and managed services set to reap forgotten sessions) would end it, and the lock with it, in every run
+ * longer than the timeout: runs that never finish. The session opts out for itself; an older server has no such
+ * setting to opt out of.
+ */
+const NEVER_IDLE_OUT = "DO $$ BEGIN PERFORM set_config('idle_session_timeout', '0', false); EXCEPTION WHEN undefined_object THEN NULL; END $$";
+
 export class AdvisoryLocks implements RunLocks {
   readonly #connectionString: string;
   readonly #schema: string;
@@ -81,6 +89,7 @@ export class AdvisoryLocks implements RunLocks {
     });
     await client.connect();
     try {
+      await client.query(NEVER_IDLE_OUT);
       // Every lock is tried (one round trip); when one is taken elsewhere, ending the session lets go of the others.
       const { rows } = await client.query<{ held: boolean }>("SELECT bool_and(pg_try_advisory_lock(hashtextextended(name, 0))) AS held FROM unnest($1::text[]) AS name", [
         names.map((name) => this.#key(name)),
