@@ -167,10 +167,14 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     },
   });
 
-  /** A gauge read from the warehouse on each scrape; a failed read leaves it empty and says what it could not read. */
+  /**
+   * A gauge read from the warehouse on each scrape; a failed read leaves it empty and says what it could not read.
+   * Its values replace the last ones at once, after the read: scrapes that overlap (two Prometheus servers) each
+   * read their own, where resetting before the read let both add to one gauge.
+   */
   const warehouseGauge = <Label extends string>(
     options: { name: string; help: string; labelNames?: readonly Label[]; what: string },
-    read: (gauge: Gauge<Label>, source: CheckpointSource) => Promise<void>,
+    read: (source: CheckpointSource) => Promise<readonly GaugeValue<Label>[]>,
   ) =>
     new Gauge<Label>({
       name: options.name,
@@ -178,13 +182,14 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: options.labelNames ?? [],
       registers: [registry],
       async collect() {
-        this.reset();
-        if (!checkpoints) return;
+        let values: readonly GaugeValue<Label>[] = [];
         try {
-          await withDeadline(read(this, checkpoints), READ_TIMEOUT_MS);
+          if (checkpoints) values = await withDeadline(read(checkpoints), READ_TIMEOUT_MS);
         } catch (error) {
           logger?.warn({ err: error }, `could not read ${options.what} for /metrics`);
         }
+        this.reset();
+        for (const [labels, value] of values) this.set(labels, value);
       },
     });
 
@@ -195,9 +200,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["campaign_uid"],
       what: "checkpoint lag",
     },
-    async (gauge, { db, account }) => {
-      for (const [campaign_uid, lag] of await campaignLag(db, account)) gauge.set({ campaign_uid }, lag.behindSeconds);
-    },
+    async ({ db, account }) => [...(await campaignLag(db, account))].map(([campaign_uid, lag]) => [{ campaign_uid }, lag.behindSeconds]),
   );
 
   warehouseGauge(
@@ -207,9 +210,7 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["campaign_uid", "rhythm"],
       what: "achieved cadences",
     },
-    async (gauge, { db, account }) => {
-      for (const row of await achievedCadences(db, account)) gauge.set({ campaign_uid: row.campaign_uid, rhythm: row.rhythm }, row.seconds);
-    },
+    async ({ db, account }) => (await achievedCadences(db, account)).map((row) => [{ campaign_uid: row.campaign_uid, rhythm: row.rhythm }, row.seconds]),
   );
 
   warehouseGauge(
@@ -219,12 +220,11 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["stream", "quantile"],
       what: "event lag",
     },
-    async (gauge, { db, account }) => {
-      for (const row of await eventLag(db, account)) {
-        if (row.p50 !== null) gauge.set({ stream: row.stream, quantile: "0.5" }, row.p50);
-        if (row.p95 !== null) gauge.set({ stream: row.stream, quantile: "0.95" }, row.p95);
-      }
-    },
+    async ({ db, account }) =>
+      (await eventLag(db, account)).flatMap((row) => [
+        ...(row.p50 === null ? [] : [[{ stream: row.stream, quantile: "0.5" }, row.p50] as const]),
+        ...(row.p95 === null ? [] : [[{ stream: row.stream, quantile: "0.95" }, row.p95] as const]),
+      ]),
   );
 
   // Both verification gauges show the same row: one read per scrape serves them.
@@ -237,17 +237,23 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
       labelNames: ["stream", "check"],
       what: "the last verification",
     },
-    async (gauge, source) => {
+    async (source) => {
       const last = await lastVerificationOfScrape(source);
-      for (const line of last?.problems ?? []) gauge.inc({ stream: line.stream, check: line.status });
+      const counts = new Map<string, [{ stream: string; check: string }, number]>();
+      for (const line of last?.problems ?? []) {
+        const key = `${line.stream}\u0000${line.status}`;
+        const counted = counts.get(key) ?? [{ stream: line.stream, check: line.status }, 0];
+        counts.set(key, [counted[0], counted[1] + 1]);
+      }
+      return [...counts.values()];
     },
   );
 
   warehouseGauge(
     { name: METRIC_NAMES.verifyFinished, help: "When the last verification finished (Unix seconds); absent when none ran.", what: "the last verification" },
-    async (gauge, source) => {
+    async (source) => {
       const last = await lastVerificationOfScrape(source);
-      if (last) gauge.set(last.finishedAt.getTime() / 1000);
+      return last ? [[{}, last.finishedAt.getTime() / 1000]] : [];
     },
   );
 
@@ -277,6 +283,9 @@ export function createMetrics(logger?: Logger): WorkerMetrics {
     },
   };
 }
+
+/** A gauge's value and its labels. */
+type GaugeValue<Label extends string> = readonly [Partial<Record<Label, string>>, number];
 
 /**
  * A read shared by the callers that arrive while it runs. The registry
