@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { hostname } from "node:os";
 import type { Config } from "../config.ts";
 import { isConnectionError, isOutageNoise, watchDependencies, type DependencyWatch, type WorkerDependencies } from "../dependencies.ts";
 import { createMetrics } from "../http/metrics.ts";
@@ -152,7 +153,7 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
       token: config.http.token,
       registry: metrics.registry,
       queues: service.queues.all(),
-      health: { redis, db: runtime.warehouse.db },
+      health: { redis, redisKey: `${config.redis.prefix}:health:${hostname()}:${process.pid}`, db: runtime.warehouse.db },
       logger,
       statusPage: {
         mode: "worker",

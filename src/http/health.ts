@@ -6,12 +6,17 @@ import { withDeadline } from "./deadline.ts";
 /**
  * What /healthz checks: the worker is useless without Redis (its queues) or
  * the warehouse (where it writes), so either one failing makes it unhealthy.
- * Each check has its own deadline, so a hung dependency answers 503 instead
- * of hanging the probe.
+ * Redis must take a write, not only answer PING: at maxmemory under the
+ * `noeviction` policy docs/worker.md asks for, or after a failed save
+ * (MISCONF), it still answers PING but refuses every job's move. Each check
+ * has its own deadline, so a hung dependency answers 503 instead of hanging
+ * the probe.
  */
 
 export interface HealthDependencies {
   redis: Redis;
+  /** The key the check writes (with a short expiry), under the worker's prefix. */
+  redisKey: string;
   db: Kysely<Database>;
 }
 
@@ -21,10 +26,11 @@ export interface HealthReport {
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
+const REDIS_KEY_TTL_MS = 60_000;
 
 export async function checkHealth(dependencies: HealthDependencies, timeoutMs = CHECK_TIMEOUT_MS): Promise<HealthReport> {
   const [redis, warehouse] = await Promise.all([
-    probe(() => dependencies.redis.ping(), timeoutMs),
+    probe(() => dependencies.redis.set(dependencies.redisKey, "1", "PX", REDIS_KEY_TTL_MS), timeoutMs),
     probe(() => sql`select 1`.execute(dependencies.db), timeoutMs),
   ]);
   return { ok: redis === "ok" && warehouse === "ok", checks: { redis, warehouse } };

@@ -33,9 +33,10 @@ beforeAll(async () => {
   metrics.watchQueues(queues.all());
   metrics.watchCheckpoints({ db: warehouse.db, account: "acme" });
   const common = { host: "127.0.0.1", port: 0, registry: metrics.registry, queues: queues.all() };
-  guarded = await startHttpServer({ ...common, token: TOKEN, health: { redis, db: warehouse.db } });
-  open = await startHttpServer({ ...common, token: undefined, health: { redis, db: warehouse.db } });
-  broken = await startHttpServer({ ...common, token: undefined, health: { redis: unreachableRedis, db: warehouse.db } });
+  const redisKey = `${testRedis.prefix}:health`;
+  guarded = await startHttpServer({ ...common, token: TOKEN, health: { redis, redisKey, db: warehouse.db } });
+  open = await startHttpServer({ ...common, token: undefined, health: { redis, redisKey, db: warehouse.db } });
+  broken = await startHttpServer({ ...common, token: undefined, health: { redis: unreachableRedis, redisKey, db: warehouse.db } });
 });
 
 afterAll(async () => {
@@ -62,6 +63,31 @@ describe("HTTP side of the worker", () => {
     expect(report.ok).toBe(false);
     expect(report.checks.warehouse).toBe("ok");
     expect(report.checks.redis).not.toBe("ok");
+  });
+
+  it("answers 503 from /healthz when Redis answers PING but refuses writes (maxmemory under noeviction, MISCONF)", async () => {
+    // A user of its own that may PING but not write stands for a Redis that refuses every write.
+    const user = `${testRedis.prefix}-readonly`;
+    await redis.call("ACL", "SETUSER", user, "on", "nopass", "~*", "+@all", "-@write");
+    const readOnly = new Redis(testRedis.url, { username: user, password: "any" });
+    const server = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      registry: metrics.registry,
+      queues: queues.all(),
+      token: undefined,
+      health: { redis: readOnly, redisKey: `${testRedis.prefix}:health`, db: warehouse.db },
+    });
+    try {
+      expect(await readOnly.ping()).toBe("PONG");
+      const response = await fetch(`${server.url}/healthz`);
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { checks: { redis: string } }).checks.redis).toMatch(/NOPERM/);
+    } finally {
+      await server.close();
+      readOnly.disconnect();
+      await redis.call("ACL", "DELUSER", user);
+    }
   });
 
   it("guards /metrics and /admin/queues with the bearer token", async () => {
