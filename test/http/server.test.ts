@@ -162,5 +162,10 @@ describe("HTTP side of the worker", () => {
     expect(text).toContain(`${METRIC_NAMES.queueJobs}{queue="campaign-sync",state="waiting"} 1`);
     const lag = new RegExp(`${METRIC_NAMES.checkpointLag}\\{campaign_uid="c-1"\\} ([\\d.]+)`).exec(text);
     expect(Number(lag?.[1])).toBeGreaterThanOrEqual(90);
+    // Two scrapes that overlap (a Prometheus pair) each read the last verification as it is: both reset, then
+    // both added to one gauge, before its values were set after the read.
+    for (const scraped of await Promise.all([metrics.registry.metrics(), metrics.registry.metrics()])) {
+      expect(scraped).toContain(`${METRIC_NAMES.verifyProblems}{stream="leads",check="missing"} 2`);
+    }
   });
 });
