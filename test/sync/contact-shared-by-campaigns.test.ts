@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { mapPage, writeRows } from "../../src/sync/page-writer.ts";
 import { runCampaignSync, runFullSync } from "../../src/sync/runs.ts";
@@ -58,7 +59,12 @@ describe("a contact shared by leads of two campaigns", () => {
       await markDeletedKeys(trx, "schedules", { campaign_uid: CAMPAIGN }, [{ id: 1001 }], at, walkStartedAt);
       await markDeletedKeys(trx, "leads", { campaign_uid: CAMPAIGN }, [{ uid: "L1" }], at, walkStartedAt);
     });
-    await sleep(500); // A's retirement now waits for the contact row B's page locked
+    // A's retirement now waits for the contact row B's page locked: B commits only once it does.
+    for (let tries = 0; tries < 200; tries++) {
+      const { rows } = await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
+      if ((rows[0]?.waiting ?? 0) > 0) break;
+      await sleep(50);
+    }
     releaseB();
     await pageB;
     await completionA;
