@@ -134,12 +134,12 @@ function offsetOf(offset: string): number | null {
 
 /**
  * Unix epoch values an upstream may send for a date-time (Date.now() writes milliseconds, most Unix tools
- * seconds), told apart by magnitude: from 10^9 seconds (2001-09-09) and from 10^11 milliseconds (1973-03-03)
- * up to 10^14 milliseconds (5138). Anything smaller or larger names no instant such an upstream would mean.
+ * seconds), told apart by magnitude: 10^9 to 10^10 seconds or 10^12 to 10^13 milliseconds, both 2001-09-09 to
+ * 2286-11-20. Anything else (a smaller, larger or in-between number) names no instant whose unit is certain.
  */
 export function epochInstant(value: number): { instant: string; unit: "seconds" | "milliseconds" } | null {
-  if (!Number.isFinite(value) || value < 1e9 || value >= 1e14) return null;
-  const unit = value < 1e11 ? "seconds" : "milliseconds";
+  const unit = value >= 1e9 && value < 1e10 ? "seconds" : value >= 1e12 && value < 1e13 ? "milliseconds" : undefined;
+  if (unit === undefined) return null;
   const micros = Math.round(unit === "seconds" ? value * 1e6 : value * 1e3);
   const millis = Math.floor(micros / 1000);
   const base = new Date(millis).toISOString();

@@ -20,8 +20,8 @@ import { storable } from "./storable-text.ts";
  *   "yes"/"no", "y"/"n", "on"/"off", "1"/"0", in any case) or 1/0;
  * - a date-time in another ISO 8601 form (an offset other than Z, a space for
  *   T, a lower-case t or z, basic format, ` UTC`, no offset), read as the
- *   same instant in UTC, or as Unix epoch seconds or milliseconds (a number,
- *   or a string of its digits);
+ *   same instant in UTC, or as Unix epoch seconds or milliseconds (a JSON
+ *   number of 2001 to 2286 in either unit);
  * - an enum value the spec does not list is kept as text (the warehouse
  *   stores enums as text), an integer sent instead of a name as its decimal
  *   text;
@@ -382,7 +382,8 @@ function readEnum(schema: z.ZodEnum, raw: unknown, path: string, issues: FieldIs
 const DOCUMENTED_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function readDateTime(raw: unknown, path: string, issues: FieldIssue[]): string | null {
-  const epoch = typeof raw === "number" ? epochInstant(raw) : typeof raw === "string" && /^\d{10,14}(\.\d+)?$/.test(raw) ? epochInstant(Number(raw)) : null;
+  // A number only: a string of digits may as well be a compact date-time (20260501093000) as an epoch value.
+  const epoch = typeof raw === "number" ? epochInstant(raw) : null;
   if (epoch !== null) {
     issues.push({ path, reason: `a date-time sent as Unix epoch ${epoch.unit}; read as ${epoch.instant}`, raw });
     return epoch.instant;

@@ -44,4 +44,22 @@ describe("values in forms whose meaning is certain", () => {
       },
     });
   });
+
+  it("places an open keyed by epoch seconds, and reads every boolean form PostgreSQL reads", async () => {
+    const h = await scripted({ status: "running", leads: 1, sentOn: "2026-05-01T10:00:00.000Z" });
+    const [lead] = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+    const schedule = (lead as unknown as { schedules: Json[] }).schedules[0] as Json;
+    schedule.email_opened = "on";
+    schedule.reply_received = "F";
+    h.upstream.state.opens.set(CAMPAIGN, [{ schedule_id: schedule.id as number, opened_on: 1777629600 as unknown as string }]);
+
+    const summary = await runFullSync(h.context());
+
+    const db = h.warehouse.db;
+    const open = await db.selectFrom("email_opens").select("opened_on").executeTakeFirstOrThrow();
+    const row = await db.selectFrom("schedules").select(["email_opened", "reply_received"]).executeTakeFirstOrThrow();
+    expect({ opened_on: open.opened_on.toISOString(), ...row }).toEqual({ opened_on: "2026-05-01T10:00:00.000Z", email_opened: true, reply_received: false });
+    expect(await db.selectFrom("rejected_records").select("reason").execute()).toEqual([]);
+    expect(summary.rejected).toBe(0);
+  });
 });
