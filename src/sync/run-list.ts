@@ -80,7 +80,7 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
   result.fetched = listing.records.length + listing.rejected.length;
   addCounts(result, counts);
   reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "duplicate", count: coverage.repeated, reason: REPEATED }, result);
-  if (listing.shape !== undefined) reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "data", count: 1, reason: `a listing answer with ${listing.shape}` }, result);
+  if (listing.shape !== undefined) reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "data", count: 1, reason: `a listing answer in another shape than a list: ${listing.shape}` }, result);
   if (shortOf !== undefined) {
     reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "total", count: 1, reason: SHORT_LISTING }, result);
     throw new ShortListingError(stream.name, positions, shortOf);

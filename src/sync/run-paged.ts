@@ -112,7 +112,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         if (page.total === null) withoutTotal += 1;
         if (page.shape !== undefined) {
           reshaped.count += 1;
-          reshaped.reason = `listing answers with ${page.shape}`;
+          reshaped.reason = `listing answers in another shape than a list (the last: ${page.shape})`;
         }
         return page;
       },

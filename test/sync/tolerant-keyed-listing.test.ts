@@ -52,4 +52,16 @@ describe("a listing whose records arrive as an object keyed by index or id", () 
     expect(runs[0]?.field_issues).toMatchObject({ "replies.data": 1 });
     expect(summary.outcome).toBe("succeeded");
   });
+
+  it("reads a page whose data is {} (an empty list as map serializers write it) as empty, proving nothing", async () => {
+    const h = await scripted({ status: "running", leads: 0, sentOn: "2026-05-01T10:00:00.000Z" });
+    h.upstream.hook = (request) => (request.path === "/api/v1/leads/" ? { status: 200, body: { data: {}, total: 0 } } : undefined);
+
+    const summary = await runFullSync(h.context());
+
+    const runs = await h.warehouse.db.selectFrom("sync_runs").select(["errors", "field_issues"]).execute();
+    expect(runs[0]?.errors).toEqual([]);
+    expect(runs[0]?.field_issues).toMatchObject({ "leads.data": 2, "leads.total": 2 });
+    expect(summary.outcome).toBe("succeeded");
+  });
 });
