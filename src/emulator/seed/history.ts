@@ -16,7 +16,7 @@ export interface HistoryPlay {
  * share contacts, and a contact that bounced or unsubscribed in one stops the
  * others' later emails to it, never their earlier ones. Activity that falls
  * before now happens, in time order; activity after now waits for the
- * simulation. A complete campaign completed with its last email.
+ * simulation. A complete campaign completed with the last email it sent.
  */
 export function playHistories(world: World, account: Account, plays: readonly HistoryPlay[], random: Random): void {
   const sends: ScheduleRecord[] = [];
@@ -41,6 +41,6 @@ export function playHistories(world: World, account: Account, plays: readonly Hi
 
 function lastEmailOf(campaign: CampaignRecord): number {
   let last = campaign.startedRunningAt ?? campaign.createdOn;
-  for (const lead of campaign.leads.items) for (const schedule of lead.schedules) last = Math.max(last, schedule.sentOn ?? schedule.at);
+  for (const lead of campaign.leads.items) for (const schedule of lead.schedules) if (schedule.sentOn !== null) last = Math.max(last, schedule.sentOn);
   return last;
 }

@@ -1,4 +1,4 @@
-import type { CampaignRecord, ClickRecord, ContactListRecord, DomainRecord, LeadRecord, OpenRecord, ScheduleRecord } from "./model.ts";
+import type { CampaignRecord, ClickRecord, ContactListRecord, ContactRecord, DomainRecord, LeadRecord, OpenRecord, PendingEvent, ScheduleRecord } from "./model.ts";
 import type { Account } from "./world.ts";
 import { TERMINAL_CAMPAIGN_STATUSES } from "../../upstream/enums.ts";
 import { reassignSenders } from "../people.ts";
@@ -51,7 +51,7 @@ export function removeLead(account: Account, lead: LeadRecord): boolean {
   campaign.opens.removeWhere(ofLead);
   campaign.clicks.removeWhere(ofLead);
   campaign.replies.removeWhere(ofLead);
-  account.pending = account.pending.filter((event) => event.schedule.lead !== lead);
+  dropPending(account, (event) => event.schedule.lead === lead);
   campaign.sendQueue = null;
   return true;
 }
@@ -63,8 +63,24 @@ export function removeCampaign(account: Account, campaign: CampaignRecord): bool
   account.campaignsByUid.delete(campaign.uid);
   for (const lead of campaign.leads.items) account.leadsById.delete(lead.id);
   for (const sequence of campaign.sequences) account.sequencesById.delete(sequence.id);
-  account.pending = account.pending.filter((event) => event.schedule.lead.campaign !== campaign);
+  dropPending(account, (event) => event.schedule.lead.campaign === campaign);
   return true;
+}
+
+/** Drops planned activity; a contact whose planned unsubscribe goes with it unsubscribes only as what is left plans. */
+function dropPending(account: Account, dropped: (event: PendingEvent) => boolean): void {
+  const kept: PendingEvent[] = [];
+  const replanned = new Set<ContactRecord>();
+  for (const event of account.pending) {
+    if (!dropped(event)) kept.push(event);
+    else if (event.kind === "unsubscribe") replanned.add(event.schedule.lead.contact);
+  }
+  account.pending = kept;
+  for (const contact of replanned) delete contact.unsubscribesAt;
+  for (const event of kept) {
+    const contact = event.schedule.lead.contact;
+    if (event.kind === "unsubscribe" && replanned.has(contact)) contact.unsubscribesAt = Math.min(contact.unsubscribesAt ?? Infinity, event.at);
+  }
 }
 
 /**
