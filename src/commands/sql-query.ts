@@ -42,7 +42,7 @@ function jsonLines({ columns, rows }: QueryRows): string {
   return rows.map((row) => JSON.stringify(Object.fromEntries(keys.map((key, index) => [key, row[index]])))).join("\n");
 }
 
-/** As psql shows a value: NULL as nothing, JSON as JSON text, everything else as the warehouse wrote it (connect.ts). */
+/** A value in a table: NULL as nothing, JSON as JSON text, everything else as the warehouse wrote it (connect.ts). */
 function cell(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === "object") return JSON.stringify(value);

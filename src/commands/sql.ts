@@ -28,7 +28,8 @@ export function withQueryArguments(argv: readonly string[]): string[] {
   if (argv[2] !== "sql") return [...argv];
   const query = argv.findIndex((arg, index) => index > 2 && /^-.*\s/s.test(arg));
   if (query < 0 || argv.slice(3, query).includes("--")) return [...argv];
-  return [...argv.slice(0, query), ...argv.slice(query + 1), "--", argv[query] as string];
+  // A `--` given after it would become the query.
+  return [...argv.slice(0, query), ...argv.slice(query + 1).filter((arg) => arg !== "--"), "--", argv[query] as string];
 }
 
 async function readStandardInput(): Promise<string> {

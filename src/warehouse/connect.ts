@@ -23,7 +23,8 @@ export interface Warehouse {
   locks: RunLocks;
   /**
    * One statement of ad-hoc SQL (`coldsync sql`) in a read-only transaction that is rolled back, its columns in
-   * order (names may repeat) and its values as the driver reads them, bigint and numeric as their exact text.
+   * order (names may repeat) and its values in PostgreSQL's own text but for booleans, 2- and 4-byte integers,
+   * oids and JSON (PARSED_TYPES).
    */
   readOnlyQuery(text: string): Promise<QueryRows>;
   destroy(): Promise<void>;
@@ -73,9 +74,9 @@ const pgliteParsers = {
 };
 
 /**
- * Ad-hoc queries read every value as PostgreSQL writes it, as psql shows it (a bigint past 2^53 and a wide numeric
- * exactly, an instant with its microseconds in the session's time zone, an interval, an array or bytes in
- * PostgreSQL's own text), but for the types JavaScript holds exactly: booleans, 2- and 4-byte integers, JSON.
+ * Ad-hoc queries read every value in PostgreSQL's own text (a bigint past 2^53 and a wide numeric exactly, an
+ * instant with its microseconds in the session's time zone, an interval, an array or bytes as psql shows them),
+ * but for the types JavaScript holds exactly: booleans, 2- and 4-byte integers, oids, JSON.
  */
 const PARSED_TYPES = new Set([16 /* bool */, 21 /* int2 */, 23 /* int4 */, 26 /* oid */, 114 /* json */, 3802 /* jsonb */]);
 const asText = (value: string) => value;

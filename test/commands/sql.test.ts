@@ -68,6 +68,7 @@ describe("coldsync sql", () => {
     for (const outcome of [
       await runColdsync(["sql", "--json", query], env),
       await runColdsync(["sql", query, "--json"], env),
+      await runColdsync(["sql", "--json", query, "--"], env),
       await runColdsync(["sql", "--json", "--", query], env),
       await runColdsync(["sql", "--json"], env, { input: query }),
     ]) {
