@@ -1,5 +1,4 @@
 import { once } from "node:events";
-import { hostname } from "node:os";
 import type { Config } from "../config.ts";
 import { isConnectionError, isOutageNoise, watchDependencies, type DependencyWatch, type WorkerDependencies } from "../dependencies.ts";
 import { createMetrics } from "../http/metrics.ts";
@@ -153,7 +152,7 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
       token: config.http.token,
       registry: metrics.registry,
       queues: service.queues.all(),
-      health: { redis, redisKey: `${config.redis.prefix}:health:${hostname()}:${process.pid}`, db: runtime.warehouse.db },
+      health: { redis, redisPrefix: config.redis.prefix, db: runtime.warehouse.db },
       logger,
       statusPage: {
         mode: "worker",

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
@@ -15,8 +16,8 @@ import { withDeadline } from "./deadline.ts";
 
 export interface HealthDependencies {
   redis: Redis;
-  /** The key the check writes (with a short expiry), under the worker's prefix. */
-  redisKey: string;
+  /** The worker's key prefix: the check writes a key of this process's under it, expiring in a minute. */
+  redisPrefix: string;
   db: Kysely<Database>;
 }
 
@@ -30,10 +31,15 @@ const REDIS_KEY_TTL_MS = 60_000;
 
 export async function checkHealth(dependencies: HealthDependencies, timeoutMs = CHECK_TIMEOUT_MS): Promise<HealthReport> {
   const [redis, warehouse] = await Promise.all([
-    probe(() => dependencies.redis.set(dependencies.redisKey, "1", "PX", REDIS_KEY_TTL_MS), timeoutMs),
+    probe(() => redisTakesWrites(dependencies.redis, dependencies.redisPrefix), timeoutMs),
     probe(() => sql`select 1`.execute(dependencies.db), timeoutMs),
   ]);
   return { ok: redis === "ok" && warehouse === "ok", checks: { redis, warehouse } };
+}
+
+/** Resolves when Redis takes a write (the readiness check's, also the status page's Redis line); rejects with why not. */
+export async function redisTakesWrites(redis: Redis, prefix: string): Promise<void> {
+  await redis.set(`${prefix}:health:${hostname()}:${process.pid}`, "1", "PX", REDIS_KEY_TTL_MS);
 }
 
 /** "ok", or why not: the check's error, or that it did not answer in time. */

@@ -33,10 +33,9 @@ beforeAll(async () => {
   metrics.watchQueues(queues.all());
   metrics.watchCheckpoints({ db: warehouse.db, account: "acme" });
   const common = { host: "127.0.0.1", port: 0, registry: metrics.registry, queues: queues.all() };
-  const redisKey = `${testRedis.prefix}:health`;
-  guarded = await startHttpServer({ ...common, token: TOKEN, health: { redis, redisKey, db: warehouse.db } });
-  open = await startHttpServer({ ...common, token: undefined, health: { redis, redisKey, db: warehouse.db } });
-  broken = await startHttpServer({ ...common, token: undefined, health: { redis: unreachableRedis, redisKey, db: warehouse.db } });
+  guarded = await startHttpServer({ ...common, token: TOKEN, health: { redis, redisPrefix: testRedis.prefix, db: warehouse.db } });
+  open = await startHttpServer({ ...common, token: undefined, health: { redis, redisPrefix: testRedis.prefix, db: warehouse.db } });
+  broken = await startHttpServer({ ...common, token: undefined, health: { redis: unreachableRedis, redisPrefix: testRedis.prefix, db: warehouse.db } });
 });
 
 afterAll(async () => {
@@ -76,7 +75,7 @@ describe("HTTP side of the worker", () => {
       registry: metrics.registry,
       queues: queues.all(),
       token: undefined,
-      health: { redis: readOnly, redisKey: `${testRedis.prefix}:health`, db: warehouse.db },
+      health: { redis: readOnly, redisPrefix: testRedis.prefix, db: warehouse.db },
     });
     try {
       expect(await readOnly.ping()).toBe("PONG");

@@ -77,7 +77,7 @@ beforeAll(async () => {
     token: TOKEN,
     registry: createMetrics().registry,
     queues: queues.all(),
-    health: { redis, redisKey: `${testRedis.prefix}:health`, db: warehouse.db },
+    health: { redis, redisPrefix: testRedis.prefix, db: warehouse.db },
     statusPage: { ...page, mode: "worker", fleet: { redis, queues: queues.all(), prefix: testRedis.prefix, account: ACCOUNT } },
   });
   demo = await startStatusPageServer({ host: "127.0.0.1", port: 0, token: undefined, statusPage: { ...page, mode: "demo" } });

@@ -2,7 +2,7 @@ import { sql, type Kysely } from "kysely";
 import { fieldIssueCounts, rejectedCounts, type FieldIssueCount, type RejectedCount } from "../../sync/status.ts";
 import { lastVerification, type LastVerification } from "../../sync/verifications.ts";
 import type { Database } from "../../warehouse/database.ts";
-import { probe } from "../health.ts";
+import { probe, redisTakesWrites } from "../health.ts";
 import { fieldIssueRowsPerCampaign, warehouseHealth, type WarehouseHealth } from "./campaign-health.ts";
 import { engagement, type Engagement } from "./engagement.ts";
 import { fleetStatus, type FleetSources, type FleetStatus } from "./fleet.ts";
@@ -126,7 +126,7 @@ export async function collectStatus(
   const health = section(() => warehouseHealth(db, account, sources.cadence, now));
   const [warehouse, redis, warehouseCheck, runs, requests, engaged, quality, verification, fleetSection] = await Promise.all([
     health,
-    fleet ? probe(() => fleet.redis.ping(), SECTION_TIMEOUT_MS) : Promise.resolve(null),
+    fleet ? probe(() => redisTakesWrites(fleet.redis, fleet.prefix), SECTION_TIMEOUT_MS) : Promise.resolve(null),
     probe(() => sql`select 1`.execute(db), SECTION_TIMEOUT_MS),
     section(() => recentRuns(db, account, shape.runs, now)),
     section(async () => ({
