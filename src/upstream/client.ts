@@ -326,22 +326,16 @@ function shapeOf(answer: ListingAnswer): { shape?: string } {
 
 /**
  * Records sent as an object keyed by index or by each record's id, as the envelope's `data` or as the whole
- * answer (PHP and some map serializers write a list so; nested lists are read the same way, tolerant.ts), and
- * `data: {}`, what the same serializers write of an empty list (its total dropped, as with `data: null`: an empty
- * answer proves nothing). Only those shapes: any other object is no listing, and asking again is the better bet.
- * The envelope's total is kept beside records: the shape of `data` says nothing against it.
+ * answer, and `{}` for none (PHP and some map serializers write a list so; nested lists are read the same way,
+ * tolerant.ts). Only those shapes: any other object is no listing, and asking again is the better bet. The
+ * envelope's total is kept beside records (the shape of `data` says nothing against it), dropped beside none, as
+ * with `data: null`: an empty answer proves nothing.
  */
 function keyedListing(body: unknown): ListingAnswer | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   const enveloped = "data" in body;
-  const data: unknown = enveloped ? (body as { data: unknown }).data : body;
-  if (enveloped && isEmptyObject(data)) return { data: [], total: null, shape: "an empty list sent as {}; read as an empty list" };
-  const list = keyedList(data);
+  const list = keyedList(enveloped ? (body as { data: unknown }).data : body);
   if (list === undefined) return undefined;
-  const total = enveloped ? pageEnvelope.shape.total.safeParse((body as { total?: unknown }).total) : undefined;
+  const total = enveloped && list.items.length > 0 ? pageEnvelope.shape.total.safeParse((body as { total?: unknown }).total) : undefined;
   return { data: list.items, total: total?.success === true ? total.data : null, shape: list.deviation };
-}
-
-function isEmptyObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 }

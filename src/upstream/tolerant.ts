@@ -237,17 +237,17 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
     return items === undefined ? undefined : { items: storable(items, issues, path) as unknown[], deviation: "a list sent as JSON text; read as the list it holds" };
   }
   if (!isPlainObject(raw)) return undefined;
-  const keys = Object.keys(raw);
-  // The same serializers write an empty list as an object keyed by no index: no record, not one without fields.
-  if (keys.length === 0) return { items: [], deviation: "an empty list sent as {}; read as an empty list" };
   return keyedList(raw) ?? { items: [raw], deviation: "a single item where a list is documented; read as a one-item list" };
 }
 
-/** A list sent as an object keyed by index or by each record's id (what PHP and map serializers write); undefined for any other object. */
+/**
+ * A list sent as an object keyed by index or by each record's id, as PHP and map serializers write one (and `{}`
+ * for an empty one: no record, not one without fields); undefined for any other object.
+ */
 export function keyedList(raw: unknown): { items: unknown[]; deviation: string } | undefined {
   if (!isPlainObject(raw)) return undefined;
   const keys = Object.keys(raw);
-  if (keys.length === 0) return undefined;
+  if (keys.length === 0) return { items: [], deviation: "an empty list sent as {}; read as an empty list" };
   // Integer keys enumerate in ascending order: "0".."n-1" each at its own place is a list.
   if (keys.every((key, index) => key === String(index))) {
     return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
