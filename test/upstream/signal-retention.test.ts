@@ -18,6 +18,8 @@ import { UpstreamClient } from "../../src/upstream/client.ts";
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
+const DEADLINE_MS = 1_500;
+
 async function settledHeap(): Promise<number> {
   for (let i = 0; i < 4; i += 1) {
     gc();
@@ -41,7 +43,9 @@ describe("memory of a worker that runs for months", () => {
       apiKey: "sk-signal-retention-0123456789",
       requestsPerSecond: 1_000_000,
       concurrency: 16,
-      timeoutMs: 100,
+      // Short enough that every request's deadline has fired before the heap is weighed, long enough that a GC pause
+      // or a busy core (the suite runs two files at once) does not fail a request.
+      timeoutMs: DEADLINE_MS,
       maxRetries: 0,
     });
     // The worker's shutdown signal: aborted only when the process drains (src/queue/worker.ts).
@@ -59,15 +63,15 @@ describe("memory of a worker that runs for months", () => {
     };
     try {
       await jobs(200, 25); // warm-up: connections, JIT, caches
-      await new Promise((resolve) => setTimeout(resolve, 300)); // every AbortSignal.timeout has fired
+      await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 200)); // every AbortSignal.timeout has fired
       const before = await settledHeap();
       // Control: the same jobs and requests, but under a root signal that dies with the job.
       await jobs(2_500, 40, false);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 200));
       const control = await settledHeap();
       // The worker: 100,000 requests (under 3 hours of the default COLDSYNC_RATE_LIMIT, 10/s) under the process-long shutdown signal.
       await jobs(2_500, 40, true);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 200));
       const after = await settledHeap();
       const controlMb = (control - before) / 1e6;
       const retainedMb = (after - control) / 1e6;
