@@ -49,7 +49,8 @@ const ONE_SOURCE_COLUMNS: { [T in SyncedTableName]?: readonly string[] } = { rep
  */
 const FULL_READS: { [T in SyncedTableName]?: { observedAt: string; summary: readonly string[]; observedWith: string } } = {
   // A detail whose status could not be read (left out of its row) observed no status: it must not order out a
-  // listing page read before it and written after it. One that read the status did, whatever else it missed.
+  // listing page's status read before it and written after it. One that read the status did, whatever else it
+  // missed. The other summary columns it wrote (the name) no older read writes back.
   campaigns: { observedAt: "_detail_observed_at", summary: ["_account", "name", "workspace_id", "created_on", "status"], observedWith: "status" },
 };
 
@@ -120,11 +121,18 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const summaryFresh = sql`excluded._observed_at >= t._observed_at`;
   const fullObservation = (row: "t" | "excluded") => sql.id(row, full?.observedAt ?? OBSERVED_AT);
   const fullFresh = sql`${fullObservation("excluded")} >= COALESCE(${fullObservation("t")}, '-infinity')`;
+  // A full read that did not carry the column standing for the summary's observation (a detail whose status could
+  // not be read) still wrote the other summary columns (the name): no read older than it may write them back.
+  const orderedByFullReadsToo = (column: string) =>
+    fullRead !== undefined && observed && fullRead.summary.includes(column) && column !== fullRead.observedWith;
+  const summaryFreshOf = (column: string) =>
+    orderedByFullReadsToo(column) ? sql`excluded._observed_at >= GREATEST(t._observed_at, t.${sql.id(fullRead?.observedAt ?? OBSERVED_AT)})` : summaryFresh;
   const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
   const oneSource = observed && onChangeOnly ? ONE_SOURCE_COLUMNS[table] : undefined;
   // Where columns follow different reads, each is written only if the read that orders it is the newest.
   const written = (column: string): RawBuilder<unknown> => {
-    if (full !== undefined) return sql`CASE WHEN ${full.summary.includes(column) ? summaryFresh : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+    if (full !== undefined) return sql`CASE WHEN ${full.summary.includes(column) ? summaryFreshOf(column) : fullFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
+    if (orderedByFullReadsToo(column)) return sql`CASE WHEN ${summaryFreshOf(column)} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
     if (oneSource !== undefined && !oneSource.includes(column)) return sql`CASE WHEN ${summaryFresh} THEN ${newValue(column)} ELSE t.${sql.id(column)} END`;
     return newValue(column);
   };
