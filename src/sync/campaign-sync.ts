@@ -63,7 +63,7 @@ export function streamsOf(campaign: { status: string | null; started_running_at:
   return CAMPAIGN_STREAMS.filter((stream) => !unread.includes(stream)).map((stream) => stream.name);
 }
 
-type Run = <R>(stream: StreamDefinition<R>, options?: Omit<StreamOptions, "runId">) => Promise<StreamResult<R>>;
+type Run = <R>(stream: StreamDefinition<R>, options?: Omit<StreamOptions<R>, "runId">) => Promise<StreamResult<R>>;
 
 /** The campaign answered 404 to one of its listings and its detail confirms it is gone: the rest of its streams stop. */
 class CampaignVanished extends Error {}
@@ -203,7 +203,7 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
   const refresh = await markEventReads(ctx, refreshKey, runId);
   const since = new Date(refresh.state.eventReadsSince as string);
   const fresh = new Set<number>();
-  for (const stream of EVENT_STREAMS) for (const event of (await run(stream, { collect: true })).fresh) fresh.add(event.schedule_id);
+  for (const stream of EVENT_STREAMS) await run(stream, {});
   // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
   const stale = await staleLeads(ctx, campaignUid, { fresh: [...fresh], since });
   const due = [...new Set([...(refresh.state.waiting ?? []), ...stale])];

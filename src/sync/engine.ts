@@ -16,14 +16,13 @@ import { emptyCounts, SyncAbortedError, type StreamOptions, type StreamResult } 
 
 export { SyncAbortedError, type StreamOptions, type StreamResult } from "./stream-run.ts";
 
-export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>, scope: StreamScope, options: StreamOptions): Promise<StreamResult<R>> {
+export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>, scope: StreamScope, options: StreamOptions<R>): Promise<StreamResult<R>> {
   const startedAt = Date.now();
   const result: StreamResult<R> = {
     stream: stream.name,
     campaignUid: scope.campaignUid,
     fetched: 0,
     ...emptyCounts(),
-    fresh: [],
     records: [],
     durationMs: 0,
   };

@@ -35,15 +35,15 @@ export class ShortListingError extends Error {
   }
 }
 
-export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
+export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope: StreamScope, options: StreamOptions<R>, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
   const readStartedAt = new Date();
   const waitStart = stageStart();
   const listing = await stream.fetch(ctx.client, scope, ctx.signal);
   addStage("fetchWait", waitStart);
-  // What the warehouse held before this read: the records it finds new (collect). Read before the listing is written.
-  const held = options.collect ? await heldKeys(ctx, stream as ListStream<unknown>, scope) : new Map<SyncedTableName, KeyRow[]>();
+  // What the warehouse held before this read: the records it finds new (onFresh). Read before the listing is written.
+  const held = options.onFresh ? await heldKeys(ctx, stream as ListStream<unknown>, scope) : new Map<SyncedTableName, KeyRow[]>();
   const coverage = new WalkCoverage(stream);
   coverage.add(listing.records, listing.rejected);
   const positions = coverage.distinct + coverage.repeated;
@@ -85,13 +85,14 @@ export async function runList<R>(ctx: SyncContext, stream: ListStream<R>, scope:
     reportListingIssue(ctx, stream as ListStream<unknown>, scope, { what: "total", count: 1, reason: SHORT_LISTING }, result);
     throw new ShortListingError(stream.name, positions, shortOf);
   }
-  if (!options.collect) return;
+  const onFresh = options.onFresh;
+  if (!onFresh) return;
   const firstRule = stream.softDelete?.[0];
   // A first read finds every record new; after it, records with a row (live or not) are known.
   const known = new Set(checkpoint.lastCompleteScanAt === null || !firstRule ? [] : (held.get(firstRule.table) ?? []).map((row) => row.text));
-  result.fresh = listing.records
-    .map((record) => record.value)
-    .filter((record) => !firstRule || (firstRule.keys(record) ?? []).some((vouched) => !known.has(naturalKeyText(firstRule.table, vouched))));
+  for (const { value } of listing.records) {
+    if (!firstRule || (firstRule.keys(value) ?? []).some((vouched) => !known.has(naturalKeyText(firstRule.table, vouched)))) onFresh(value);
+  }
 }
 
 /** The rows of each soft-delete rule's table in the scope, read before the listing is written. */

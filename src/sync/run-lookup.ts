@@ -43,7 +43,7 @@ export function answerForAnotherKey<R>(stream: StreamDefinition<R> & { key: (rec
   return { stream: sourceOf(stream), reason, payload: record.raw, recordKey: requestedKey(id), keyIdentifies: true };
 }
 
-export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
+export async function runLookup<R>(ctx: SyncContext, stream: LookupStream<R>, scope: StreamScope, options: StreamOptions<R>, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
   const idsReadAt = new Date();

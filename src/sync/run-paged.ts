@@ -87,7 +87,7 @@ function walkStart(stream: PagedStream<unknown>, checkpoint: Checkpoint, now: Da
   return interrupted || continuing ? { offset: checkpoint.cursorOffset, tail } : { offset: 0, tail: [] };
 }
 
-export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scope: StreamScope, options: StreamOptions, result: StreamResult<R>): Promise<void> {
+export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scope: StreamScope, options: StreamOptions<R>, result: StreamResult<R>): Promise<void> {
   const key = checkpointKey(ctx, stream, scope);
   const checkpoint = await loadCheckpoint(ctx.db, key);
   let start = walkStart(stream as PagedStream<unknown>, checkpoint, new Date());
@@ -161,7 +161,7 @@ export async function runPaged<R>(ctx: SyncContext, stream: PagedStream<R>, scop
         budget.release(page);
         result.fetched += walked.fresh.length + walked.freshRejected.length;
         addCounts(result, counts);
-        if (options.collect) result.fresh.push(...walked.fresh.map((record) => record.value));
+        if (options.onFresh) for (const record of walked.fresh) options.onFresh(record.value);
         // The proof counts positions read: the anchor among them, met again as one record.
         coverage.add(page.records, page.rejected);
         lastOffset = walked.nextOffset;

@@ -22,8 +22,6 @@ export interface StreamResult<R = unknown> extends WriteCounts {
   stream: string;
   campaignUid: string | null;
   fetched: number;
-  /** With `collect`: records this run had not seen before (a paged walk's records past its anchor, a list's new records). */
-  fresh: R[];
   /** With `collect`: the records a lookup stream fetched (a campaign's detail). */
   records: R[];
   /** For a paged stream: whether the walk started at offset 0 and proved it saw every record. */
@@ -32,12 +30,17 @@ export interface StreamResult<R = unknown> extends WriteCounts {
   error?: Error;
 }
 
-export interface StreamOptions {
+export interface StreamOptions<R = unknown> {
   runId: number;
   /** Merged into the checkpoint's state when a scan proves it saw every record. */
   completedState?: CheckpointState;
-  /** Keep `fresh` and `records` in the result; off by default so that memory stays flat however large a listing grows. */
+  /** Keep a lookup's `records` in the result (a campaign's detail: one record). */
   collect?: boolean;
+  /**
+   * Given each record this run had not seen before (a paged walk's records past its anchor, a list's new records)
+   * once its page is written; nothing of them is kept, so that memory stays flat however large a listing grows.
+   */
+  onFresh?: (record: R) => void;
 }
 
 export class SyncAbortedError extends Error {
