@@ -25,8 +25,8 @@
  * control character is matched only escaped (as written it would be the text's own quote or escape), and a match
  * is replaced only if it is whole characters and escapes of one string: not one that starts inside an escape (the
  * `n` of `\n`, the hex digits of `\u00e9`), not one outside strings (a password `12345678` in the number
- * `123456789`, which stays as it is), unless it is a whole number there (a key of digits echoed as a number),
- * which becomes the marker as a string. The text's strings are read only where there is a match, once from start to
+ * `123456789`, which stays as it is), unless it is a number of the same value there (a key of digits echoed as a
+ * number, `.0` or a zero exponent included), which becomes the marker as a string. The text's strings are read only where there is a match, once from start to
  * end however many there are (the place of each is past the last); the marker holds neither `"` nor `\`.
  */
 
@@ -218,11 +218,18 @@ class JsonStrings {
 /** What may stand beside a JSON value outside strings: a separator, a bracket, whitespace. */
 const VALUE_BOUNDARY = /[\s,:[\]{}]/;
 
-/** Whether `start` to `end` of a JSON text (outside strings) is a whole number token of digits. */
-function isWholeNumber(text: string, start: number, end: number): boolean {
-  const before = start === 0 || VALUE_BOUNDARY.test(text.charAt(start - 1));
-  const after = end === text.length || VALUE_BOUNDARY.test(text.charAt(end));
-  return before && after && /^\d+$/.test(text.slice(start, end));
+/** A fraction or an exponent that leaves a whole number's value as it is (`.0`, `.00e0`): Python writes a float so. */
+const SAME_VALUE_TAIL = /(?:\.0+)?(?:[eE][+-]?0+)?/y;
+
+/**
+ * Where the number token of a JSON text (outside strings) that `start` to `end`, digits, begins ends, when the
+ * token's value is those digits' (`73105829461`, `73105829461.0`); -1 when it is another number or none.
+ */
+function wholeNumberEnd(text: string, start: number, end: number): number {
+  if (!(start === 0 || VALUE_BOUNDARY.test(text.charAt(start - 1))) || !/^\d+$/.test(text.slice(start, end))) return -1;
+  SAME_VALUE_TAIL.lastIndex = end;
+  const tokenEnd = end + (SAME_VALUE_TAIL.exec(text)?.[0].length ?? 0);
+  return tokenEnd === text.length || VALUE_BOUNDARY.test(text.charAt(tokenEnd)) ? tokenEnd : -1;
 }
 
 function replaceMatches(text: string, pattern: RegExp, json: boolean): string {
@@ -234,17 +241,21 @@ function replaceMatches(text: string, pattern: RegExp, json: boolean): string {
     // In JSON, a match must be whole characters and escapes of one string: not one that starts inside an escape
     // (the `n` of `\n`, the hex digits of `\u00e9`), not digits of a number (a password `12345678` in
     // `"rows":123456789`). Otherwise try one character on.
-    const end = match.index + match[0].length;
+    let end = match.index + match[0].length;
     if (json) strings ??= new JsonStrings(text);
     let replacement = REDACTED;
     if (strings !== undefined && !(strings.startsAt(match.index) && strings.holds(match.index, end))) {
-      // A secret of digits can also stand as a whole number (an upstream that sends documented strings as numbers
-      // echoes such a key so): it becomes the marker as a string, which keeps the text JSON.
-      if (!(strings.outsideAt(match.index) && isWholeNumber(text, match.index, end))) {
+      // A secret of digits can also stand as a number of its value (an upstream that sends documented strings as
+      // numbers echoes such a key so, a float's `.0` included): it becomes the marker as a string, which keeps the
+      // text JSON.
+      const numberEnd = strings.outsideAt(match.index) ? wholeNumberEnd(text, match.index, end) : -1;
+      if (numberEnd === -1) {
         pattern.lastIndex = match.index + 1;
         continue;
       }
       replacement = `"${REDACTED}"`;
+      end = numberEnd;
+      pattern.lastIndex = end;
     }
     scrubbed += text.slice(copied, match.index) + replacement;
     copied = end;
