@@ -1,11 +1,12 @@
 import type { Config } from "./config.ts";
 
 /**
- * What no log line may print: the API key, and the passwords in DATABASE_URL and REDIS_URL (a client's error can
- * carry one: ioredis attaches a refused AUTH with its password).
+ * What no log line may print: the API key, the passwords in DATABASE_URL and REDIS_URL (a client's error can
+ * carry one: ioredis attaches a refused AUTH with its password), and the token of the HTTP endpoints (a request
+ * logged with its headers would carry it).
  */
 export function secretsOf(config: Config): (string | undefined)[] {
-  return [config.api.key, ...passwordsIn(config.warehouse.databaseUrl), ...passwordsIn(config.redis.url)];
+  return [config.api.key, ...passwordsIn(config.warehouse.databaseUrl), ...passwordsIn(config.redis.url), config.http.token];
 }
 
 /**

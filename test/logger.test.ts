@@ -88,6 +88,14 @@ describe("createLogger", () => {
     expect(lines[0]).toContain("postgres://coldsync:[REDACTED]@db.internal");
   });
 
+  it("never prints the token of the HTTP endpoints", () => {
+    const config = loadConfig({ COLDSYNC_HTTP_TOKEN: "dashboard-token-5521" });
+    const { lines, destination } = capture();
+    const logger = createLogger({ secrets: secretsOf(config), destination });
+    logger.warn({ headers: { authorization: "Bearer dashboard-token-5521" } }, "a request as a proxy would log it");
+    expect(lines[0]).toContain('"authorization":"Bearer [REDACTED]"');
+  });
+
   it("never prints a password given as a URL's query parameter, which pg and ioredis read too", () => {
     const config = loadConfig({
       DATABASE_URL: "postgres://coldsync@db.internal/coldsync?sslmode=require&password=pg+query%2Fsecret",
