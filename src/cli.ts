@@ -23,8 +23,15 @@ const program = new Command()
   .name("coldsync")
   .description("Keeps a PostgreSQL warehouse in step with a cold-email campaign service's API.")
   .version(packageJson.version)
-  .showHelpAfterError()
-  .exitOverride();
+  // Commands made by program.command() take these settings (commander copies them to each).
+  .configureOutput({ outputError: () => {} })
+  .exitOverride((error) => {
+    // Help and version exit as commander has them; every other parse error (an unknown option or command, a missing
+    // or extra argument) is a configuration problem: one line, exit 2, as an invalid flag value is.
+    if (error.exitCode === 0 || error.code === "commander.help") throw error;
+    // commander puts its suggestion ("(Did you mean --seed?)") on a line of its own.
+    throw new ConfigError([error.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ")]);
+  });
 
 // Each command loads its implementation only when it runs, so registering all of them costs little.
 for (const command of [demo, migrate, sync, status, verify, sqlCommand, worker, emulator]) command.register(program);

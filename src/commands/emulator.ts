@@ -109,14 +109,6 @@ export function register(program: Command): void {
     .option("--drift-kinds <kinds>", `comma-separated drift kinds in play (default: all but total-missing): ${driftKind.options.join(", ")}`)
     .option("--clock <mode>", `simulated clock: ${clockMode.options.join(", ")} (wall: simulated time also elapses at real speed)`, "manual")
     .option("--admin", "serve /admin/ routes: simulated clock, ground truth, settings")
-    .showHelpAfterError(false)
-    .configureOutput({ outputError: () => {} })
-    .exitOverride((error) => {
-      // Help and version exit normally; every other parse error is a configuration problem (exit 2).
-      if (error.exitCode === 0) throw error;
-      // One problem, one line: commander puts its suggestion ("(Did you mean --seed?)") on a line of its own.
-      throw new ConfigError([error.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ")]);
-    })
     .action(async (flags: Flags) => {
       const level = loadLogLevel();
       const options = optionsFrom(flags);

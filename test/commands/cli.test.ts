@@ -105,6 +105,13 @@ describe("coldsync commands", () => {
     // A misspelt flag is one problem, on one line, suggestion included.
     const misspelt = await coldsync(["emulator", "--sed", "3"], {}, 10_000);
     expect([misspelt.code, misspelt.stderr.trim()]).toEqual([2, "coldsync: unknown option '--sed' (Did you mean --seed?)"]);
+    // So is any other parse error, of every command.
+    const unparsed = await Promise.all([["sync", "--once", "--every-campaign"], ["status", "now"], ["sink"]].map((args) => coldsync(args, {}, 10_000)));
+    expect(unparsed.map((outcome) => [outcome.code, outcome.stderr.trim()])).toEqual([
+      [2, "coldsync: unknown option '--every-campaign'"],
+      [2, "coldsync: too many arguments for 'status'. Expected 0 arguments but got 1."],
+      [2, "coldsync: unknown command 'sink' (Did you mean sync?)"],
+    ]);
     const verify = await coldsync(["verify", "--deep=sometimes"], { ...env, COLDSYNC_API_KEY: "" }, 20_000);
     expect(verify.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^coldsync: --deep: /),
