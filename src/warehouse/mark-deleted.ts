@@ -16,15 +16,15 @@ export interface MissingRows<T extends SyncedTableName> {
   /** Natural keys of the rows the read saw. */
   keepKeys: readonly NaturalKey<T>[];
   protectedRows?: ProtectedRows;
-  /** Rows of a table that orders its observations (`_observed_at`) observed at or after this were seen by another, later read. */
+  /** Rows observed (`_observed_at`; in a table without it, written: `_synced_at`) at or after this were seen by another, later read. */
   observedBefore?: Date;
 }
 
 /**
  * Soft-deletes the live rows of `table` inside `scope` (column = value, e.g.
  * `{ campaign_uid }`) whose natural key is not among `keepKeys`, except the
- * protected ones, and, with `observedBefore`, except the rows of a table that
- * orders its observations (`_observed_at`) that were observed at or after it:
+ * protected ones, and, with `observedBefore`, except the rows observed at or
+ * after it (`_observed_at`; written, `_synced_at`, in a table without it):
  * another read (a lead's refresh beside its campaign's walk) saw them later
  * than the read that did not. Rows are never removed; an upsert of the same
  * key later clears `_deleted_at`, if its read is newer than the deletion's
@@ -122,7 +122,12 @@ async function missingCondition<T extends SyncedTableName>(db: Executor, table: 
     const type = typeOf(types, table, protectedRows.column);
     within.push(sql`AND t.${sql.id(protectedRows.column)} <> ALL (CAST(${arrayLiteral(protectedRows.values, false)} AS ${sql.raw(type)}[]))`);
   }
-  if (observedBefore !== undefined && types.has("_observed_at")) within.push(sql`AND t._observed_at < CAST(${observedBefore} AS timestamptz)`);
+  if (observedBefore !== undefined) {
+    // A table without `_observed_at` that two reads write (a click: its listing, and a schedule's copy) spares the
+    // rows written since instead: nothing but another read writes a row this read did not see.
+    const seenSince = types.has("_observed_at") ? "_observed_at" : "_synced_at";
+    within.push(sql`AND t.${sql.id(seenSince)} < CAST(${observedBefore} AS timestamptz)`);
+  }
   // NOT IN over a subquery runs as a hashed subplan, linear in rows + keys; NOT EXISTS over unnest()
   // was planned as a nested loop (the planner guesses 100 rows for a function), quadratic per campaign.
   // Natural keys are never null, so NOT IN's null semantics cannot bite.
