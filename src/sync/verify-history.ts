@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
+import { campaignSettings } from "../upstream/resources.ts";
 import type { Database } from "../warehouse/database.ts";
 import { keyList } from "./key-list.ts";
 import type { VerifyLine } from "./verify.ts";
@@ -28,17 +29,21 @@ interface HistoryRule {
   derived?: Readonly<Record<string, RawBuilder<unknown>>>;
 }
 
+/** The settings a campaign's version holds (record_campaign_history, migrations/0022): the detail's, but the name. */
+const VERSIONED_SETTINGS = Object.keys(campaignSettings.shape).filter((setting) => setting !== "name");
+
 /**
  * Whether a campaign's open version holds other settings than the campaign `r`: each setting is the row's column of
- * the same name, as record_campaign_history writes it (migrations/0020), its sending domains those it held at its
- * last detail read; its name may be the listing's or the detail's, so it is left out.
+ * the same name, as record_campaign_history writes it, its sending domains those it held at its last detail read;
+ * its name may be the listing's or the detail's, so it is left out. Every setting is compared, so a version that
+ * lost one (or holds one more) differs too.
  */
-const CAMPAIGN_SETTINGS_DIFFER = sql`(h.settings - 'name') IS DISTINCT FROM COALESCE((
+const CAMPAIGN_SETTINGS_DIFFER = sql`(h.settings - 'name') IS DISTINCT FROM (
     SELECT jsonb_object_agg(setting, CASE WHEN setting = 'sending_domains'
         THEN COALESCE((SELECT jsonb_agg(d.domain_id ORDER BY d.domain_id) FROM campaign_sending_domains d
                         WHERE d.campaign_uid = r.uid AND (d._deleted_at IS NULL OR d._deleted_at > r._detail_observed_at)), '[]'::jsonb)
         ELSE to_jsonb(r) -> setting END)
-      FROM jsonb_object_keys(h.settings - 'name') AS setting), '{}'::jsonb)`;
+      FROM unnest(ARRAY[${sql.join(VERSIONED_SETTINGS.map((setting) => sql.lit(setting)))}]::text[]) AS setting)`;
 
 const RULES: readonly HistoryRule[] = [
   {

@@ -34,8 +34,8 @@ export async function orphanLines(db: Kysely<Database>, account: string, campaig
 /**
  * Contacts out of step with the leads that hold them: a contact exists upstream while a lead holds it, and the
  * warehouse retires one with the last lead that let go of it and brings it back with any live lead written
- * holding it (migrations 0008, 0016, 0018, 0021). A live contact no live lead holds is `extra`; a retired one a
- * live lead of this account holds is `missing` (the row is there, held as deleted). Contacts carry no account:
+ * holding it (migrations 0008, 0016, 0018, 0021). A live contact no live lead holds is `extra`; one a live lead
+ * of this account holds is `missing` when it is retired or not held at all. Contacts carry no account:
  * one that a lead of another account names is that account's to judge.
  */
 async function orphanContactLines(db: Kysely<Database>, account: string): Promise<VerifyLine[]> {
@@ -46,11 +46,13 @@ async function orphanContactLines(db: Kysely<Database>, account: string): Promis
        AND NOT EXISTS (SELECT 1 FROM leads l JOIN campaigns k ON k.uid = l.campaign_uid WHERE l.contact_id = c.id AND k._account <> ${account})
      ORDER BY c.id`.execute(db);
   const { rows: heldRetired } = await sql<{ id: string }>`
-    SELECT c.id::text AS id FROM contacts c
-     WHERE c._deleted_at IS NOT NULL
-       AND EXISTS (SELECT 1 FROM leads l JOIN campaigns k ON k.uid = l.campaign_uid
-                    WHERE l.contact_id = c.id AND l._deleted_at IS NULL AND k._account = ${account})
-     ORDER BY c.id`.execute(db);
+    SELECT l.contact_id::text AS id FROM leads l
+      JOIN campaigns k ON k.uid = l.campaign_uid
+      LEFT JOIN contacts c ON c.id = l.contact_id
+     WHERE l._deleted_at IS NULL AND k._account = ${account} AND l.contact_id IS NOT NULL
+       AND (c.id IS NULL OR c._deleted_at IS NOT NULL)
+     GROUP BY l.contact_id
+     ORDER BY l.contact_id`.execute(db);
   const lines: VerifyLine[] = [];
   if (unheld.length > 0) {
     lines.push({ campaignUid: null, stream: "contacts", status: "extra", upstream: 0, warehouse: unheld.length, rejected: 0, extraKeys: keyList(unheld.map((row) => row.id)) });

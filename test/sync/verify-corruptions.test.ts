@@ -143,6 +143,7 @@ const CASES: Case[] = [
   { name: "schedule's email_sequence_id changed", apply: () => q(`UPDATE schedules SET email_sequence_id = 987654332 WHERE id = ${firstLive("schedules", "id")}`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "schedules", status: "differs" }) },
   { name: "lead's contact_id changed", apply: () => q(`UPDATE leads SET contact_id = 987654333 WHERE uid = ${firstLive("leads", "uid")}`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "leads", status: "differs" }) },
   { name: "contact's unsubscribed flipped", apply: () => q(`UPDATE contacts SET unsubscribed = NOT unsubscribed WHERE id = (SELECT contact_id FROM leads WHERE campaign_uid = '${busy}' AND _deleted_at IS NULL ORDER BY uid LIMIT 1)`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "contacts", status: "differs" }) },
+  { name: "a live lead's contact row removed (no option: it holds none)", apply: () => q(`DELETE FROM contacts WHERE id = (SELECT contact_id FROM leads WHERE campaign_uid = '${busy}' AND _deleted_at IS NULL ORDER BY uid LIMIT 1)`), options: {}, expected: () => ({ campaignUid: null, stream: "contacts", status: "missing" }) },
   { name: "contact soft-deleted", apply: () => q(`UPDATE contacts SET _deleted_at = now() WHERE id = (SELECT contact_id FROM leads WHERE campaign_uid = '${busy}' AND _deleted_at IS NULL ORDER BY uid LIMIT 1)`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "contacts", status: "missing" }) },
   { name: "email sequence's subject changed", apply: () => q(`UPDATE email_sequences SET subject = 'Invented' WHERE id = (SELECT email_sequence_id FROM schedules WHERE campaign_uid = '${busy}' AND _deleted_at IS NULL ORDER BY id LIMIT 1)`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "email_sequences", status: "differs" }) },
   { name: "email sequence soft-deleted", apply: () => q(`UPDATE email_sequences SET _deleted_at = now() WHERE id = (SELECT email_sequence_id FROM schedules WHERE campaign_uid = '${busy}' AND _deleted_at IS NULL ORDER BY id LIMIT 1)`), options: DEEP_VALUES, expected: (b) => ({ campaignUid: b, stream: "leads", table: "email_sequences", status: "missing" }) },
@@ -187,6 +188,15 @@ describe("a history that disagrees with its row (no request needed)", () => {
     await q(`UPDATE campaign_history SET status = 'invented' WHERE campaign_uid = '${busy}' AND valid_to IS NULL`);
     for (const campaignUid of [undefined, busy]) {
       expectLine((await run({ campaignUid })).lines, { stream: "campaigns", table: "campaign_history", status: "differs", differingKeys: { count: 1, first: [busy] }, columns: { status: 1 } }, String(campaignUid));
+    }
+  });
+
+  it("names the campaign whose open history row lost a setting, or all of them", async () => {
+    for (const settings of ["settings - 'daily_email_limit'", "'{}'::jsonb"]) {
+      await q(`UPDATE campaign_history SET settings = ${settings} WHERE campaign_uid = '${busy}' AND valid_to IS NULL`);
+      for (const campaignUid of [undefined, busy]) {
+        expectLine((await run({ campaignUid })).lines, { stream: "campaigns", table: "campaign_history", status: "differs", differingKeys: { count: 1, first: [busy] }, columns: { settings: 1 } }, `${settings} ${String(campaignUid)}`);
+      }
     }
   });
 
