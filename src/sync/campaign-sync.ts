@@ -203,7 +203,7 @@ async function syncEvents(ctx: SyncContext, campaignUid: string, run: Run, runId
   const refresh = await markEventReads(ctx, refreshKey, runId);
   const since = new Date(refresh.state.eventReadsSince as string);
   const fresh = new Set<number>();
-  for (const stream of EVENT_STREAMS) await run(stream, {});
+  for (const stream of EVENT_STREAMS) await run(stream, { onFresh: (event) => fresh.add(event.schedule_id) });
   // Only schedules the warehouse holds can be refreshed: new schedules (sends) arrive with the leads walk.
   const stale = await staleLeads(ctx, campaignUid, { fresh: [...fresh], since });
   const due = [...new Set([...(refresh.state.waiting ?? []), ...stale])];
