@@ -173,11 +173,14 @@ async function openPglite(directory: string, schema: string, create: boolean): P
       await db.destroy();
       await release();
     };
+    // Read once: a type made later (by a migration) has no parser of PGlite's either, and so comes as text anyway.
+    let parsers: ReturnType<typeof exactPgliteParsers> | undefined;
     const readOnlyQuery = async (text: string): Promise<QueryRows> => {
+      parsers ??= exactPgliteParsers(pglite);
       await pglite.exec("BEGIN READ ONLY");
       try {
         // PGlite sends a query with the extended protocol, which takes one statement.
-        const result = await pglite.query<unknown[]>(text, [], { rowMode: "array", parsers: await exactPgliteParsers(pglite) });
+        const result = await pglite.query<unknown[]>(text, [], { rowMode: "array", parsers: await parsers });
         return { columns: result.fields.map((field) => field.name), rows: result.rows };
       } finally {
         await pglite.exec("ROLLBACK");
