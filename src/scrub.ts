@@ -26,8 +26,9 @@
  * is replaced only if it is whole characters and escapes of one string: not one that starts inside an escape (the
  * `n` of `\n`, the hex digits of `\u00e9`), not one outside strings (a password `12345678` in the number
  * `123456789`, which stays as it is), unless it is a number of the same value there (a key of digits echoed as a
- * number, `.0` or a zero exponent included), which becomes the marker as a string. The text's strings are read only where there is a match, once from start to
- * end however many there are (the place of each is past the last); the marker holds neither `"` nor `\`.
+ * number, `.0` or a zero exponent included), which becomes the marker as a string. The text's strings are read
+ * only where there is a match, once from start to end however many there are (the place of each is past the
+ * last); the marker holds neither `"` nor `\`.
  */
 
 /** What replaces a secret. It must hold no `"` and no `\`: it lands inside JSON strings as it is. */

@@ -123,10 +123,10 @@ function upsertStatement(table: SyncedTableName, columns: readonly string[], typ
   const fullFresh = sql`${fullObservation("excluded")} >= COALESCE(${fullObservation("t")}, '-infinity')`;
   // A full read that did not carry the column standing for the summary's observation (a detail whose status could
   // not be read) still wrote the other summary columns (the name): no read older than it may write them back.
+  const newestSummaryRead = fullRead !== undefined && observed ? sql`GREATEST(t._observed_at, t.${sql.id(fullRead.observedAt)})` : undefined;
   const orderedByFullReadsToo = (column: string) =>
-    fullRead !== undefined && observed && fullRead.summary.includes(column) && column !== fullRead.observedWith;
-  const summaryFreshOf = (column: string) =>
-    orderedByFullReadsToo(column) ? sql`excluded._observed_at >= GREATEST(t._observed_at, t.${sql.id(fullRead?.observedAt ?? OBSERVED_AT)})` : summaryFresh;
+    newestSummaryRead !== undefined && fullRead?.summary.includes(column) === true && column !== fullRead.observedWith;
+  const summaryFreshOf = (column: string) => (orderedByFullReadsToo(column) ? sql`excluded._observed_at >= ${newestSummaryRead}` : summaryFresh);
   const onChangeOnly = OBSERVED_ON_CHANGE.has(table);
   const oneSource = observed && onChangeOnly ? ONE_SOURCE_COLUMNS[table] : undefined;
   // Where columns follow different reads, each is written only if the read that orders it is the newest.
