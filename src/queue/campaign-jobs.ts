@@ -53,8 +53,12 @@ export function campaignEventsProcessor(options: CampaignEventsProcessorOptions)
   return async (job, token) => {
     const campaignUid = job.data.campaignUid;
     if (campaignUid !== undefined) return run(job as Parameters<Processor<CampaignSyncJobData>>[0], token, campaignUid);
-    // The tick reads only the warehouse: it costs no request upstream.
+    // The tick reads only the warehouse: it costs no request upstream, but each job it enqueues does.
     assertAccount(job, options.account);
+    const refusedAt = await options.keyRefusal.refusedAt();
+    if (refusedAt !== null) {
+      return { runId: null, enqueued: [], heldBack: `the upstream refused the API key (401) at ${refusedAt.toISOString()}; held back until a discovery is not refused` };
+    }
     return { runId: null, enqueued: await enqueueDueEvents(options.db, options.queue, options.account, options.cadence) };
   };
 }

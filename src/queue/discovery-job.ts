@@ -48,6 +48,7 @@ export function discoveryProcessor(options: DiscoveryProcessorOptions): Processo
         // A partial discovery still saw campaigns; they need not wait for the retry. A refused key would refuse
         // every campaign's job too.
         if (result.outcome !== "aborted" && !result.failures.some((failure) => isKeyRefused(failure.error))) {
+          await options.keyRefusal.clear();
           const due = await dueForLeads(options.db, options.account, result.campaigns, options.cadence);
           const jobs = due.map((campaign) => ({ account: options.account, campaignUid: campaign.uid }));
           await enqueueCampaignSyncs(options.campaignSyncQueue, "sync-campaign", jobs);

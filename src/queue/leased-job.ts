@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job, type Queue } from "bullmq";
 import type { Rhythm } from "../sync/campaign-sync.ts";
 import type { DiscoveredCampaign } from "./cadence.ts";
+import type { KeyRefusal } from "./key-refusal.ts";
 import type { LeaseScope, RunLeases } from "./run-lease.ts";
 import { settle, verdictOfError, verdictOfRun, type RunResult, type Verdict } from "./verdict.ts";
 import { LinkedSignal } from "../linked-signal.ts";
@@ -28,6 +29,8 @@ export interface SyncFunctions {
 export interface JobReturn {
   runId: number | null;
   enqueued?: string[];
+  /** Why a tick enqueued nothing it found due. */
+  heldBack?: string;
 }
 
 export interface ProcessorBase {
@@ -37,6 +40,8 @@ export interface ProcessorBase {
   shutdown: AbortSignal;
   /** How long a job steps aside while its scope is held elsewhere (another worker's lease, another process's lock). */
   busyDelayMs: number;
+  /** Marked when the upstream refuses the API key. */
+  keyRefusal: KeyRefusal;
 }
 
 /** A prefix shared by two accounts would hand one account's jobs to the other's API key. */
@@ -63,7 +68,8 @@ export interface LeasedJob<R extends RunResult> {
 /**
  * What the processors do around their run: refuse another account's job, run
  * only while holding the scope's lease (aborted on shutdown or when the lease
- * is lost), release it whatever happens, and let the verdict settle the job.
+ * is lost), release it whatever happens, mark a refused key, and let the
+ * verdict settle the job.
  */
 export async function processLeased<R extends RunResult>(
   base: ProcessorBase,
@@ -87,6 +93,7 @@ export async function processLeased<R extends RunResult>(
     linked.dispose();
     await lease.release();
   }
+  if (verdict.kind === "refused") await base.keyRefusal.mark();
   await settle(verdict, job, token, leased.queue, base.busyDelayMs);
   return leased.returnOf(result);
 }

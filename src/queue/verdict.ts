@@ -16,8 +16,10 @@ import { rateLimitPause } from "../upstream/http.ts";
  *   job steps aside for a while, without spending an attempt;
  * - rate-limited (a 429 the client's retries could not ride out): the whole
  *   queue pauses for Retry-After and the job waits, without spending an attempt;
- * - unrecoverable (401 bad key, or only errors a retry would repeat):
- *   the job fails now, with the reason;
+ * - refused (401: the upstream refused the API key): the job fails now, and
+ *   the events tick holds off until a discovery is not refused (key-refusal.ts);
+ * - unrecoverable (only errors a retry would repeat): the job fails now, with
+ *   the reason;
  * - retry: the job fails this attempt and BullMQ retries it with backoff.
  */
 
@@ -26,6 +28,7 @@ export type Verdict =
   | { kind: "interrupted"; reason: string }
   | { kind: "busy"; reason: string }
   | { kind: "rate-limited"; ms: number; reason: string }
+  | { kind: "refused"; reason: string }
   | { kind: "unrecoverable"; reason: string }
   | { kind: "retry"; reason: string };
 
@@ -59,7 +62,7 @@ export function verdictOfError(error: unknown, signal: AbortSignal): Verdict {
 function verdictOfErrors(errors: Error[], description: string): Verdict {
   const reason = clip(description, MAX_REASON_LENGTH) || "the run failed without naming an error";
   const upstream = errors.filter((error): error is UpstreamError => error instanceof UpstreamError);
-  if (upstream.some(isKeyRefused)) return { kind: "unrecoverable", reason: `the upstream rejected the API key (401): ${reason}` };
+  if (upstream.some(isKeyRefused)) return { kind: "refused", reason: `the upstream rejected the API key (401): ${reason}` };
   const throttled = upstream.filter((error) => error.status === 429);
   if (throttled.length > 0) {
     const ms = Math.max(...throttled.map((error) => rateLimitPause(error.retryAfterMs)));
@@ -96,6 +99,7 @@ export async function settle(verdict: Verdict, job: Job, token: string | undefin
     case "rate-limited":
       await queue.rateLimit(verdict.ms);
       throw Worker.RateLimitError();
+    case "refused":
     case "unrecoverable":
       throw new UnrecoverableError(verdict.reason);
     case "retry":

@@ -12,6 +12,7 @@ import { discoveryProcessor } from "./discovery-job.ts";
 import type { SyncFunctions } from "./leased-job.ts";
 import { DEFAULT_RETRY, openQueues, QUEUE_NAMES, type Queues, type RetrySettings } from "./queues.ts";
 import { budgetWatcher, requestDemand } from "./budget.ts";
+import { KeyRefusal } from "./key-refusal.ts";
 import { RunLeases } from "./run-lease.ts";
 import { removeOtherAccountsSchedulers, upsertDiscoveryScheduler, upsertEventsScheduler, upsertVerificationScheduler } from "./schedulers.ts";
 import { verificationProcessor } from "./verification-job.ts";
@@ -76,8 +77,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const queueError = (error: Error) => (options.redisWatch ? options.redisWatch.failed(error) : logger.warn({ err: error }, "queue connection error"));
   const queues = openQueues(options.redis, { prefix, retry: tuning.retry, onError: queueError });
   const leases = new RunLeases(options.redis, { prefix, ttlMs: tuning.leaseTtlMs, logger });
+  const keyRefusal = new KeyRefusal(options.redis, { prefix, account: config.account });
   const shutdown = new AbortController();
-  const base = { account: config.account, leases, shutdown: shutdown.signal, busyDelayMs: tuning.busyDelayMs };
+  const base = { account: config.account, leases, shutdown: shutdown.signal, busyDelayMs: tuning.busyDelayMs, keyRefusal };
   const workerOptions = {
     connection: blocking,
     prefix,
@@ -119,6 +121,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
 
   try {
     await removeFormerAccountsSchedulers(queues, config.account, logger);
+    // This worker may carry a new key: let the events tick fan out again until the upstream refuses it too.
+    await keyRefusal.clear();
     await upsertSchedulers();
     workers.push(
       new Worker(

@@ -29,8 +29,8 @@ describe("verdictOfRun", () => {
 
   it("fails at once on 401, naming the stream and the campaign", () => {
     const unauthorized = verdictOfRun(run("failed", upstream(401, false), upstream(503, true)), live);
-    expect(unauthorized).toMatchObject({ kind: "unrecoverable" });
-    expect(unauthorized.kind === "unrecoverable" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
+    expect(unauthorized).toMatchObject({ kind: "refused" });
+    expect(unauthorized.kind === "refused" && unauthorized.reason).toMatch(/401.*leads of campaign c-1/);
   });
 
   it("does not retry a whole listing short of its own total: it would be as short again", () => {
@@ -60,7 +60,7 @@ describe("verdictOfRun", () => {
 
 describe("verdictOfError", () => {
   it("treats a thrown error like a one-failure run", () => {
-    expect(verdictOfError(upstream(401, false), live).kind).toBe("unrecoverable");
+    expect(verdictOfError(upstream(401, false), live).kind).toBe("refused");
     expect(verdictOfError(upstream(502, true), live).kind).toBe("retry");
   });
 

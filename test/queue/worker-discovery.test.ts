@@ -5,6 +5,8 @@ import { openQueues, QUEUE_NAMES } from "../../src/queue/queues.ts";
 import { RunLeases } from "../../src/queue/run-lease.ts";
 import { upsertDiscoveryScheduler } from "../../src/queue/schedulers.ts";
 import { UpstreamError } from "../../src/upstream/errors.ts";
+import { upsert } from "../../src/warehouse/upsert.ts";
+import { campaignListingRow } from "../warehouse/rows.ts";
 import { ACCOUNT, fixedDiscovery, intervals, useWorkerServices } from "./harness.ts";
 
 const services = useWorkerServices("worker_discovery");
@@ -90,6 +92,45 @@ describe("worker service", () => {
     await expect.poll(() => service.queues.discovery.getFailedCount(), { timeout: 10_000 }).toBe(1);
     expect(await service.queues.campaignSync.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0, active: 0, completed: 0 });
     expect((await service.queues.discovery.getJobs(["failed"]))[0]?.failedReason).toMatch(/401/);
+  });
+
+  it("holds the events tick back after the upstream refused the key (401), until a discovery is not refused", async () => {
+    nextPrefix();
+    const db = warehouse().db;
+    await upsert(db, "campaigns", [campaignListingRow("started", { started_running_at: new Date() })], new Date());
+    try {
+      const refused = new UpstreamError("rejected", { endpoint: "/api/v1/campaigns/started/replies/", method: "GET", status: 401, retryable: false });
+      let keyMended = false;
+      let eventsRuns = 0;
+      let discoveries = 0;
+      const service = await start(
+        {
+          syncCampaign: async (campaignUid) => {
+            eventsRuns += 1;
+            return keyMended ? { runId: 0, outcome: "succeeded", failures: [] } : { runId: 0, outcome: "failed", failures: [{ campaignUid, stream: "replies", error: refused }] };
+          },
+          discover: async () => {
+            discoveries += 1;
+            return { runId: 0, outcome: "succeeded", failures: [], campaigns: [] };
+          },
+        },
+        { env: { COLDSYNC_EVENTS_EVERY: "200ms" } },
+      );
+      const { campaignEvents, discovery } = service.queues;
+      const ticks = async () => (await campaignEvents.getJobs(["completed"])).filter((job) => job.name === "fan-out");
+      // The first tick's job is refused; the ticks after it enqueue nothing, though the campaign's events stay due.
+      await expect.poll(async () => (await campaignEvents.getJobs(["failed"])).length, { timeout: 10_000 }).toBe(1);
+      await expect.poll(async () => (await ticks()).filter((job) => job.returnvalue.heldBack !== undefined).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+      expect(eventsRuns).toBe(1);
+      expect((await ticks()).find((job) => job.returnvalue.heldBack !== undefined)?.returnvalue.heldBack).toMatch(/refused the API key \(401\)/);
+      // The key is mended upstream; the next discovery is not refused, and the tick fans the campaign out again.
+      keyMended = true;
+      await discovery.add("discover", { account: ACCOUNT });
+      await expect.poll(() => discoveries, { timeout: 10_000 }).toBe(2);
+      await expect.poll(() => eventsRuns, { timeout: 10_000 }).toBeGreaterThan(1);
+    } finally {
+      await db.deleteFrom("campaigns").execute();
+    }
   });
 
   it("completes a discovery tick without discovering while another worker discovers: that one's fan-out covers it", async () => {
