@@ -16,7 +16,8 @@ const DURATION = /^(\d+)(ms|s|m|h|d)?$/;
 const DURATION_FORMAT = "a duration such as 30s, 5m, 1h or a number of milliseconds";
 
 /** The longest wait a Node.js timer keeps: a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Node's timers wait at most this long; a longer delay fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A text DURATION matches, in milliseconds. */
 function milliseconds(text: string): number {
@@ -77,9 +78,19 @@ function urlRule(schemes: readonly string[], problemOf: (url: URL, written: stri
     });
 }
 
-const postgresUrl = urlRule(["postgres", "postgresql"]);
+const portRange = /^([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
 
-const redisUrl = urlRule(["redis", "rediss"]);
+/** node-postgres takes `?port=` over the address's port: one it cannot use fails it on connect. */
+const postgresUrl = urlRule(["postgres", "postgresql"], (url) => {
+  const port = url.searchParams.get("port");
+  return port === null || portRange.test(port) ? undefined : "must carry a port from 1 to 65535 in ?port= if any (it overrides the address's)";
+});
+
+/** ioredis reads the path (else `?db=`) as the database number, and sends `SELECT NaN` for one that is not. */
+const redisUrl = urlRule(["redis", "rediss"], (url) => {
+  const databases = [url.pathname === "/" ? "" : url.pathname.slice(1), url.searchParams.get("db") ?? ""];
+  return databases.every((database) => /^\d*$/.test(database)) ? undefined : "must name its database by number, if at all (redis://host:6379/0)";
+});
 
 /** Whatever the upstream client would fail on later (it keeps only the origin and the path). */
 function httpUrlProblem(url: URL, written: string): string | undefined {
@@ -98,20 +109,20 @@ const schemaName = z
   .string()
   .trim()
   .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier (letters, digits, underscore)")
-  .refine((name) => !name.startsWith("pg_"), "must not start with pg_ (PostgreSQL keeps that prefix for its own schemas)");
+  .refine((name) => !name.startsWith("pg_") && name !== "information_schema", "must not be information_schema or start with pg_ (PostgreSQL keeps them for its own schemas)");
 
 /** A secret sent in an HTTP header: undici refuses a header holding anything but visible ASCII, on every request. */
-const headerSecret = z
+export const headerSecret = z
   .string()
   .trim()
   .min(1, "must not be empty")
   .regex(/^[\x21-\x7e]+$/, "must be visible ASCII characters only (no spaces, control characters or letters outside ASCII): an HTTP header carries it");
 
 /** Where the HTTP server listens: a host name or an IP address, as `listen` takes it. */
-const listenHost = z
+export const listenHost = z
   .string()
   .trim()
-  .min(1, "must not be empty")
+  .min(1, { error: "must not be empty", abort: true })
   .refine(
     (host) => isIP(host) !== 0 || /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(host),
     "must be a host name or an IP address (no scheme, port or path), such as 0.0.0.0, :: or localhost",

@@ -58,6 +58,16 @@ describe("loadConfig", () => {
     expect(problemsOf({ REDIS_URL: "redis://127.0.0.1:notaport" })).toEqual([expect.stringMatching(invalidRedis)]);
     expect(problemsOf({ REDIS_URL: "redis://127.0.0.1:99999" })).toEqual([expect.stringMatching(invalidRedis)]);
     expect(problemsOf({ REDIS_URL: "http://127.0.0.1:6379" })).toEqual(["REDIS_URL: must be a redis:// or rediss:// URL"]);
+    // What the clients read from a URL besides its address: node-postgres a ?port= over the address's; ioredis the
+    // path, else ?db=, as the database number (SELECT NaN for one that is not).
+    for (const url of ["postgres://db.example:5432/warehouse?port=abc", "postgres://db.example/warehouse?port=99999"]) {
+      expect(problemsOf({ DATABASE_URL: url })).toEqual(["DATABASE_URL: must carry a port from 1 to 65535 in ?port= if any (it overrides the address's)"]);
+    }
+    expect(loadConfig({ DATABASE_URL: "postgres://db.example/warehouse?port=6432" }).warehouse.databaseUrl).toBe("postgres://db.example/warehouse?port=6432");
+    for (const url of ["redis://127.0.0.1:6379/abc", "redis://127.0.0.1:6379/1/2", "redis://127.0.0.1:6379?db=two"]) {
+      expect(problemsOf({ REDIS_URL: url })).toEqual(["REDIS_URL: must name its database by number, if at all (redis://host:6379/0)"]);
+    }
+    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379/?db=3" }).redis.url).toBe("redis://127.0.0.1:6379/?db=3");
     // What the clients read: credentials, a query, a socket's empty host.
     const config = loadConfig({ DATABASE_URL: "postgresql://u:p@ss@db.example:5432/warehouse?sslmode=require", REDIS_URL: "rediss://:pw@cache:6380/2" });
     expect(config.warehouse.databaseUrl).toBe("postgresql://u:p@ss@db.example:5432/warehouse?sslmode=require");
@@ -117,7 +127,9 @@ describe("loadConfig", () => {
   });
 
   it("refuses a schema PostgreSQL keeps for itself", () => {
-    expect(problemsOf({ COLDSYNC_SCHEMA: "pg_coldsync" })).toEqual(["COLDSYNC_SCHEMA: must not start with pg_ (PostgreSQL keeps that prefix for its own schemas)"]);
+    const kept = "COLDSYNC_SCHEMA: must not be information_schema or start with pg_ (PostgreSQL keeps them for its own schemas)";
+    expect(problemsOf({ COLDSYNC_SCHEMA: "pg_coldsync" })).toEqual([kept]);
+    expect(problemsOf({ COLDSYNC_SCHEMA: "information_schema" })).toEqual([kept]);
     expect(loadConfig({ COLDSYNC_SCHEMA: "pgwarehouse" }).warehouse.schema).toBe("pgwarehouse");
   });
 

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { configSchema, duration } from "../config.ts";
+import { seedNumber } from "../emulator/options.ts";
 import { flag, readFlagsAndConfig, withoutOverridden } from "./flags.ts";
 
 interface DemoFlags {
@@ -12,7 +13,7 @@ interface DemoFlags {
 
 const demoFlags = z.object({
   // Plain decimal digits, as every number the README's table takes (z.coerce would read 0x10 and 1e3).
-  "--seed": flag(z.string().trim().regex(/^-?\d+$/, "must be an integer in plain decimal digits").transform(Number)),
+  "--seed": flag(z.string().trim().regex(/^-?\d+$/, "must be an integer in plain decimal digits").transform(Number).pipe(seedNumber)),
   // Read by the rule of COLDSYNC_HTTP_PORT, which it overrides.
   "--port": flag(configSchema.shape.COLDSYNC_HTTP_PORT).optional(),
   "--every": flag(duration),

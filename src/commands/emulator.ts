@@ -1,12 +1,13 @@
 import type { Command } from "commander";
-import { ConfigError, configSchema, loadLogLevel } from "../config.ts";
+import { ConfigError, configSchema, listenHost, loadLogLevel } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
 import { API_PREFIX } from "../upstream/endpoints.ts";
 import { flag } from "./flags.ts";
 
-/** `--port` is read by the rule every command's port is (worker, demo), so its problems read alike. */
+/** `--port` and `--host` are read by the rules of the settings every other command listens by, so their problems read alike. */
 const portFlag = flag(configSchema.shape.COLDSYNC_HTTP_PORT.unwrap());
+const hostFlag = flag(listenHost);
 
 /** `coldsync emulator`: serves the upstream API locally from a seed until interrupted (contract C). */
 
@@ -50,10 +51,11 @@ function integer(text: string): number | string {
 
 function optionsFrom(flags: Flags): EmulatorOptions {
   const port = portFlag.safeParse(flags.port);
+  const host = hostFlag.safeParse(flags.host);
   const parsed = emulatorOptions.safeParse(
     {
       port: port.success ? port.data : 0,
-      host: flags.host,
+      host: host.success ? host.data : undefined,
       seed: integer(flags.seed),
       apiKeys: flags.apiKeys.split(",").map((key) => key.trim()),
       scale: flags.scale,
@@ -70,13 +72,14 @@ function optionsFrom(flags: Flags): EmulatorOptions {
     { error: readable },
   );
   const portProblems = port.success ? [] : port.error.issues.map((issue) => `--port: ${issue.message}`);
-  if (parsed.success && portProblems.length === 0) return parsed.data;
+  const hostProblems = host.success ? [] : host.error.issues.map((issue) => `--host: ${issue.message}`);
+  if (parsed.success && portProblems.length === 0 && hostProblems.length === 0) return parsed.data;
   const optionProblems = (parsed.error?.issues ?? []).map((issue) => {
     const [field, index] = issue.path;
     const flag = FLAG_OF[String(field)] ?? String(field);
     return `${flag}${index === undefined ? "" : ` (item ${Number(index) + 1})`}: ${issue.message}`;
   });
-  throw new ConfigError([...portProblems, ...optionProblems]);
+  throw new ConfigError([...portProblems, ...hostProblems, ...optionProblems]);
 }
 
 function waitForSignal(): Promise<NodeJS.Signals> {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError, type Config } from "../config.ts";
+import { readable } from "../emulator/http/validation.ts";
 
 /**
  * A command's flags are read by a zod object keyed by the flags' own names
@@ -37,7 +38,7 @@ export function readFlagsAndConfig<Schema extends z.ZodObject>(
   given: GivenFlags<Schema>,
   loadConfig: () => Config,
 ): { flags: z.output<Schema>; config: Config } {
-  const parsed = schema.safeParse(given);
+  const parsed = schema.safeParse(given, { error: readable });
   const problems = parsed.success ? [] : flagProblems(parsed.error);
   try {
     const config = loadConfig();

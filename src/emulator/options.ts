@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { headerSecret, listenHost, MAX_TIMER_MS } from "../config.ts";
 
 /**
  * How an emulator is configured (the `coldsync emulator` flags and
@@ -41,16 +42,22 @@ export type ClockMode = z.infer<typeof clockMode>;
 export const seedScale = z.enum(["small", "medium", "large", "busy"]);
 export type SeedScale = z.infer<typeof seedScale>;
 
+/** A delay the emulator waits with a timer. */
+const delayMs = z.number().int().min(0).max(MAX_TIMER_MS);
+
+/** Within what a double holds exactly: the seed reproduces its data only then. */
+export const seedNumber = z.number().int();
+
 export const runtimeSettings = z.object({
   order: listOrder.default("asc"),
   workspaces: workspacesShape.default("bare"),
   /** Requests per second per API key; 0 means unlimited. */
   rateLimit: z.number().int().min(0).default(0),
   /** Added to every API answer. */
-  latencyMs: z.number().int().min(0).default(0),
+  latencyMs: delayMs.default(0),
   faults: faultMode.default("none"),
   /** How long a "slow answer" fault holds the response. */
-  slowMs: z.number().int().min(0).default(1_500),
+  slowMs: delayMs.default(1_500),
   drift: driftMode.default("none"),
   /** The drift kinds in play; when absent, every kind but the opt-in `total-missing` (DEFAULT_PAGE_DRIFT_KINDS). */
   driftKinds: z.array(driftKind).optional(),
@@ -60,13 +67,14 @@ export const runtimeSettings = z.object({
 export type RuntimeSettings = z.infer<typeof runtimeSettings>;
 
 export const emulatorOptions = runtimeSettings.extend({
-  host: z.string().min(1).default("127.0.0.1"),
+  /** Read by the rule COLDSYNC_HTTP_HOST is. */
+  host: listenHost.default("127.0.0.1"),
   /** 0 picks a free port. */
   port: z.number().int().min(0).max(65_535).default(0),
-  seed: z.number().int().default(1),
-  /** One account per key. */
+  seed: seedNumber.default(1),
+  /** One account per key; each read by the rule COLDSYNC_API_KEY is (an HTTP header carries it). */
   apiKeys: z
-    .array(z.string().min(1))
+    .array(headerSecret)
     .min(1)
     .refine((keys) => new Set(keys).size === keys.length, "must not name a key twice")
     .default(["demo"]),

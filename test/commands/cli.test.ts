@@ -120,6 +120,21 @@ describe("coldsync commands", () => {
     expect(verify.code).toBe(2);
   });
 
+  it("refuses emulator and demo flag values that could not work, before generating anything: a host no listen takes, a delay no timer waits, a key no header carries, a seed past 2^53", async () => {
+    const cases: [string[], string][] = [
+      [["emulator", "--host", " "], "coldsync: --host: must not be blank"],
+      [["emulator", "--host", "http://0.0.0.0"], "coldsync: --host: must be a host name or an IP address (no scheme, port or path), such as 0.0.0.0, :: or localhost"],
+      // Past 2^31-1 ms a timer fires at once: "30 days" of latency would answer in a millisecond.
+      [["emulator", "--latency", String(30 * 86_400_000)], "coldsync: --latency: must be at most 2147483647"],
+      [["emulator", "--api-keys", "ключ-alpha,key-bravo"], expect.stringMatching(/^coldsync: --api-keys \(item 1\): must be visible ASCII characters only/) as unknown as string],
+      [["demo", "--seed", "99999999999999999999"], "coldsync: --seed: must be at most 9007199254740991"],
+    ];
+    const outcomes = await Promise.all(cases.map(([args]) => coldsync(args, {}, 10_000)));
+    expect(outcomes.map((outcome) => ({ code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr.trim().split("\n") }))).toEqual(
+      cases.map(([, line]) => ({ code: 2, stdout: "", stderr: [line] })),
+    );
+  });
+
   it("says to run `coldsync migrate` when status or verify meet a warehouse that was never migrated, and creates nothing", async () => {
     const client = new pg.Client({ connectionString: databaseUrl() });
     await client.connect();
