@@ -26,26 +26,25 @@ export async function runStream<R>(ctx: SyncContext, stream: StreamDefinition<R>
     records: [],
     durationMs: 0,
   };
+  // Whether the stream went well; a stream stopped half-way is neither, and is not observed.
+  let ok: boolean | undefined;
   try {
     if (stream.kind === "paged") await runPaged(ctx, stream, scope, options, result);
     else if (stream.kind === "list") await runList(ctx, stream, scope, options, result);
     else await runLookup(ctx, stream, scope, options, result);
+    ok = true;
   } catch (error) {
     if (error instanceof SyncAbortedError) throw error;
     // A request cut short by the caller's signal is the stop it asked for, not a failing stream.
     if (ctx.signal?.aborted) throw new SyncAbortedError();
+    ok = false;
     // A refused key fails every request after it too: the run stops (runs.ts records it once, for the run).
     if (isKeyRefused(error)) throw error;
     result.error = error instanceof Error ? error : new Error(String(error));
     ctx.logger.warn({ stream: stream.name, campaignUid: scope.campaignUid, err: result.error }, "stream failed");
   } finally {
     result.durationMs = Date.now() - startedAt;
-    ctx.observer?.onStreamFinished?.({
-      campaignUid: scope.campaignUid,
-      stream: stream.name,
-      durationMs: result.durationMs,
-      ok: result.error === undefined,
-    });
+    if (ok !== undefined) ctx.observer?.onStreamFinished?.({ campaignUid: scope.campaignUid, stream: stream.name, durationMs: result.durationMs, ok });
   }
   return result;
 }

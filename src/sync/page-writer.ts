@@ -109,14 +109,9 @@ export interface BatchSource {
   copiesInto?: readonly SyncedTableName[];
 }
 
-export async function writeRows(
-  trx: Transaction<Database>,
-  batch: RowBatch,
-  syncedAt: Date,
-  source: BatchSource,
-  onWritten?: (table: string, rows: number) => void,
-): Promise<number> {
-  let written = 0;
+/** Upserts a batch; answers the rows each table inserted or changed. */
+export async function writeRows(trx: Transaction<Database>, batch: RowBatch, syncedAt: Date, source: BatchSource): Promise<Map<SyncedTableName, number>> {
+  const written = new Map<SyncedTableName, number>();
   const tables = Object.keys(batch).sort() as SyncedTableName[];
   for (const table of tables) {
     const rows = batch[table] as RowInput<typeof table>[] | undefined;
@@ -127,8 +122,7 @@ export async function writeRows(
     addStage("sqlBuild", sortStart);
     const result = await upsert(trx, table, ordered, syncedAt, { source: source.name, revive });
     const count = result.inserted + result.updated;
-    written += count;
-    if (count > 0) onWritten?.(table, count);
+    if (count > 0) written.set(table, count);
   }
   return written;
 }
@@ -141,7 +135,7 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
   const { written, superseded } = await inTransaction(ctx.db, async (trx) => {
     const campaignDeletedAt = await lockCampaignOf(trx, stream, scope);
     const superseded = write.records.length > 0 && (await stream.supersededIn?.(trx, scope, write.observedAt)) === true;
-    const count = superseded ? 0 : await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto }, ctx.observer?.onRowsWritten);
+    const written = superseded ? new Map<SyncedTableName, number>() : await writeRows(trx, batch, syncedAt, { name: sourceOf(stream), copiesInto: stream.copiesInto });
     await recordRejected(
       trx,
       rejected.map((record) => ({
@@ -161,11 +155,13 @@ export async function writePage<R>(ctx: SyncContext, write: PageWrite<R>, alsoIn
     // After the rejected records too: what the page set aside under a deleted campaign is resolved with it.
     if (campaignDeletedAt !== null && scope.campaignUid !== null) await deleteChildrenAgain(trx, scope.campaignUid, campaignDeletedAt);
     if (!superseded) await alsoInTransaction(trx);
-    return { written: count, superseded };
+    return { written, superseded };
   });
+  // Counted once the page committed: a page that rolled back wrote nothing, and its retry counts what it writes.
+  for (const [table, count] of written) ctx.observer?.onRowsWritten?.(table, count);
   for (const record of rejected) ctx.observer?.onRejected?.(record.stream);
   for (const [field, count] of Object.entries(fieldIssues)) ctx.observer?.onFieldIssues?.(stream.name, field, count);
-  return { written, rejected: rejected.length, skipped: rejected.reduce((sum, record) => sum + (record.skipped ?? 0), 0), fieldIssues, superseded };
+  return { written: [...written.values()].reduce((sum, count) => sum + count, 0), rejected: rejected.length, skipped: rejected.reduce((sum, record) => sum + (record.skipped ?? 0), 0), fieldIssues, superseded };
 }
 
 /** Runs `work` in a transaction, retrying when PostgreSQL picked it as a deadlock or serialization victim. */
