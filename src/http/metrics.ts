@@ -26,7 +26,8 @@ const NO_RESPONSE = "none";
  */
 const READ_TIMEOUT_MS = 3_000;
 
-const JOB_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
+/** `paused`: BullMQ keeps the waiting jobs of a paused queue (Bull Board's pause) in a list of their own. */
+const JOB_STATES = ["waiting", "paused", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
 
 export interface CheckpointSource {
   db: Kysely<Database>;

@@ -72,7 +72,7 @@ const CAMPAIGN_QUEUES: readonly string[] = [QUEUE_NAMES.campaignSync, "campaign-
 
 async function depthOf(queue: Queue): Promise<QueueDepth> {
   const [counts, paused, rateLimitTtl, workers] = await Promise.all([
-    queue.getJobCounts("waiting", "active", "delayed", "prioritized", "failed", "completed"),
+    queue.getJobCounts("waiting", "paused", "active", "delayed", "prioritized", "failed", "completed"),
     queue.isPaused(),
     queue.getRateLimitTtl(),
     // CLIENT LIST is disabled on some managed Redis services; the rest of the panel still stands.
@@ -81,7 +81,8 @@ async function depthOf(queue: Queue): Promise<QueueDepth> {
   return {
     name: queue.name,
     workers,
-    waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+    // A paused queue keeps its waiting jobs in a list of their own.
+    waiting: (counts.waiting ?? 0) + (counts.paused ?? 0) + (counts.prioritized ?? 0),
     active: counts.active ?? 0,
     delayed: counts.delayed ?? 0,
     failed: counts.failed ?? 0,

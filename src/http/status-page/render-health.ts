@@ -34,7 +34,6 @@ function fleetBody(fleet: Section<FleetStatus> | null): SafeHtml {
   }
   if (!fleet.ok) return html`<p class="section-error">Redis did not answer: ${fleet.error}</p>`;
   const { value } = fleet;
-  const campaignQueue = value.queues.find((queue) => queue.name === "campaign-sync");
   const total = (pick: (queue: FleetStatus["queues"][number]) => number) => value.queues.reduce((sum, queue) => sum + pick(queue), 0);
   const pausedMs = Math.max(value.budgetPausedMs, ...value.queues.map((queue) => queue.rateLimitedMs));
   const tiles: [string, string, Tone][] = [
@@ -45,7 +44,7 @@ function fleetBody(fleet: Section<FleetStatus> | null): SafeHtml {
   ];
   return html`<div class="tiles">${tiles.map(([label, number, tone]) => html`<div class="tile ${tone}"><b>${number}</b><span>${label}</span></div>`)}</div>
     <p>${pausedMs > 0 ? badge("warn", `paused for Retry-After: ${formatDuration(pausedMs)} left`) : badge("ok", "not paused")}
-      ${campaignQueue?.paused ? badge("warn", "campaign-sync queue paused") : null}</p>
+      ${value.queues.filter((queue) => queue.paused).map((queue) => badge("warn", `${queue.name} queue paused`))}</p>
     <table class="compact"><thead><tr><th>queue</th><th>workers</th><th>waiting</th><th>active</th><th>delayed</th><th>failed</th></tr></thead><tbody>
     ${value.queues.map(
       (queue) => html`<tr><td>${queue.name}</td><td>${queue.workers ?? "?"}</td><td>${queue.waiting}</td><td>${queue.active}</td><td>${queue.delayed}</td>
