@@ -1,9 +1,13 @@
 import { Redis } from "ioredis";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkHealth } from "../../src/http/health.ts";
 import { createMetrics, METRIC_NAMES, type WorkerMetrics } from "../../src/http/metrics.ts";
 import { startHttpServer, type HttpServer } from "../../src/http/server.ts";
 import { openQueues, type Queues } from "../../src/queue/queues.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
+import type { Database } from "../../src/warehouse/database.ts";
 import { upsert } from "../../src/warehouse/upsert.ts";
 import { useTestDatabase } from "../support/database.ts";
 import { useTestRedis } from "../support/redis.ts";
@@ -86,6 +90,18 @@ describe("HTTP side of the worker", () => {
       await server.close();
       readOnly.disconnect();
       await redis.call("ACL", "DELUSER", user);
+    }
+  });
+
+  it("answers 503 from /healthz when the warehouse answers queries but takes no write (a standby a failover left behind)", async () => {
+    // Sessions that are read-only by default stand for a standby: they answer `select 1`, and refuse every INSERT.
+    const readOnly = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: databaseUrl(), options: "-c default_transaction_read_only=on", max: 1 }) }) });
+    try {
+      await expect(sql`create temporary table probe_write (id int)`.execute(readOnly)).rejects.toThrow(/read-only transaction/);
+      const report = await checkHealth({ redis, redisPrefix: testRedis.prefix, db: readOnly });
+      expect(report).toEqual({ ok: false, checks: { redis: "ok", warehouse: "the warehouse takes no writes (read-only: a standby, or default_transaction_read_only)" } });
+    } finally {
+      await readOnly.destroy();
     }
   });
 
