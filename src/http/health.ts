@@ -48,7 +48,7 @@ export async function redisTakesWrites(redis: Redis, prefix: string): Promise<vo
  * failover left behind, default_transaction_read_only) answers queries while every page, checkpoint and run
  * the worker writes fails.
  */
-async function warehouseTakesWrites(db: Kysely<Database>): Promise<void> {
+export async function warehouseTakesWrites(db: Kysely<Database>): Promise<void> {
   const { rows } = await sql<{ read_only: string }>`select current_setting('transaction_read_only') as read_only`.execute(db);
   if (rows[0]?.read_only === "on") throw new Error("the warehouse takes no writes (read-only: a standby, or default_transaction_read_only)");
 }

@@ -1,8 +1,8 @@
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { fieldIssueCounts, rejectedCounts, type FieldIssueCount, type RejectedCount } from "../../sync/status.ts";
 import { lastVerification, type LastVerification } from "../../sync/verifications.ts";
 import type { Database } from "../../warehouse/database.ts";
-import { probe, redisTakesWrites } from "../health.ts";
+import { probe, redisTakesWrites, warehouseTakesWrites } from "../health.ts";
 import { fieldIssueRowsPerCampaign, warehouseHealth, type WarehouseHealth } from "./campaign-health.ts";
 import { engagement, type Engagement } from "./engagement.ts";
 import { fleetStatus, type FleetSources, type FleetStatus } from "./fleet.ts";
@@ -127,7 +127,7 @@ export async function collectStatus(
   const [warehouse, redis, warehouseCheck, runs, requests, engaged, quality, verification, fleetSection] = await Promise.all([
     health,
     fleet ? probe(() => redisTakesWrites(fleet.redis, fleet.prefix), SECTION_TIMEOUT_MS) : Promise.resolve(null),
-    probe(() => sql`select 1`.execute(db), SECTION_TIMEOUT_MS),
+    probe(() => warehouseTakesWrites(db), SECTION_TIMEOUT_MS),
     section(() => recentRuns(db, account, shape.runs, now)),
     section(async () => ({
       perMinute: await requestsPerMinute(db, account, REQUEST_MINUTES, now),
