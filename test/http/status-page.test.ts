@@ -6,6 +6,7 @@ import { startHttpServer, startStatusPageServer, type HttpServer } from "../../s
 import { trackUpstreamAnswers } from "../../src/http/status-page/last-answer.ts";
 import { renderPanels } from "../../src/http/status-page/render-page.ts";
 import { collectStatus, type StatusSnapshot } from "../../src/http/status-page/snapshot.ts";
+import { KeyRefusal } from "../../src/queue/key-refusal.ts";
 import { openQueues, QUEUE_NAMES, type Queues } from "../../src/queue/queues.ts";
 import { rateBudgetKeys } from "../../src/queue/rate-budget.ts";
 import type { Warehouse } from "../../src/warehouse/connect.ts";
@@ -67,6 +68,7 @@ beforeAll(async () => {
   // c-fresh waits in the queue, as discovery leaves it.
   await enqueue(UIDS.fresh);
   await redis.set(rateBudgetKeys(testRedis.prefix, ACCOUNT).pause, "1", "PX", 60_000);
+  await new KeyRefusal(redis, { prefix: testRedis.prefix, account: ACCOUNT }).mark(new Date(NOW.getTime() - 120_000));
 
   upstream = trackUpstreamAnswers();
   upstream.hooks.onResponse?.({ endpoint: "/api/v1/campaigns/", method: "GET", status: 200, durationMs: 12.4, attempt: 1 });
@@ -168,6 +170,7 @@ describe("the page", () => {
   it("shows the fleet with its Retry-After pause, and links each campaign to its job in Bull Board", async () => {
     const body = await (await get(guarded, "/")).text();
     expect(body).toContain("paused for Retry-After");
+    expect(body).toMatch(/API key refused \(401\) <time [^>]*>2 min ago<\/time>: events held back until a discovery is not refused/);
     const waiting = await queues.campaignSync.getDeduplicationJobId(`${ACCOUNT}/${UIDS.fresh}`);
     const jobLink = (id: string | null, state: string) =>
       `<a href="admin/queues/queue/campaign-sync/${id}" data-job title="job ${id} · ${state} in campaign-sync">job ${id}</a><small class="job-state">${state}</small>`;

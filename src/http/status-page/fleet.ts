@@ -1,11 +1,13 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { KeyRefusal } from "../../queue/key-refusal.ts";
 import { QUEUE_NAMES, type CampaignSyncJobData } from "../../queue/queues.ts";
 import { rateBudgetKeys } from "../../queue/rate-budget.ts";
 
 /**
  * The worker fleet as Redis sees it: processes connected to each queue, jobs
- * per state, whether the account is paused for a Retry-After, and for each
+ * per state, whether the account is paused for a Retry-After or its key was
+ * refused, and for each
  * campaign the Bull Board page of its job.
  *
  * Bull Board 9 can link to a queue (`<board>/queue/<name>`, optionally
@@ -55,6 +57,8 @@ export interface FleetStatus {
   queues: QueueDepth[];
   /** The account's shared request budget is paused for a Retry-After (ms left, 0: not paused). */
   budgetPausedMs: number;
+  /** When the upstream last refused the API key, while the events tick holds back for it (key-refusal.ts); else null. */
+  keyRefusedAt: string | null;
   queuePageHref: string;
   /** Per campaign, its job in each queue of campaign jobs that has one. */
   campaignJobs: Record<string, JobLink[]>;
@@ -135,9 +139,10 @@ async function campaignJobs(queue: Queue, sources: FleetSources, campaignUids: r
 
 export async function fleetStatus(sources: FleetSources, campaignUids: readonly string[]): Promise<FleetStatus> {
   const campaignQueues = sources.queues.filter((queue) => CAMPAIGN_QUEUES.includes(queue.name));
-  const [queues, budgetPause, jobsPerQueue] = await Promise.all([
+  const [queues, budgetPause, keyRefusedAt, jobsPerQueue] = await Promise.all([
     Promise.all(sources.queues.map(depthOf)),
     sources.redis.pttl(rateBudgetKeys(sources.prefix, sources.account).pause),
+    new KeyRefusal(sources.redis, sources).refusedAt(),
     Promise.all(campaignQueues.map((queue) => campaignJobs(queue, sources, campaignUids))),
   ]);
   const jobs: Record<string, JobLink[]> = {};
@@ -146,6 +151,7 @@ export async function fleetStatus(sources: FleetSources, campaignUids: readonly 
     workers: queues.find((queue) => queue.name === QUEUE_NAMES.campaignSync)?.workers ?? null,
     queues,
     budgetPausedMs: Math.max(0, budgetPause),
+    keyRefusedAt: keyRefusedAt?.toISOString() ?? null,
     queuePageHref: boardHref(sources.boardPath, "queue", QUEUE_NAMES.campaignSync),
     campaignJobs: jobs,
   };

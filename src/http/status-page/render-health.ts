@@ -28,7 +28,7 @@ export function readAtNote(section: Section<unknown>, now: Date): SafeHtml | nul
   return html`<small class="read-at">as of ${formatAgo(section.readAt, now)}</small>`;
 }
 
-function fleetBody(fleet: Section<FleetStatus> | null): SafeHtml {
+function fleetBody(fleet: Section<FleetStatus> | null, now: Date): SafeHtml {
   if (fleet === null) {
     return html`<p class="muted" data-fleet="none">no queues (demo): this process syncs in-process, without Redis or workers.</p>`;
   }
@@ -44,7 +44,8 @@ function fleetBody(fleet: Section<FleetStatus> | null): SafeHtml {
   ];
   return html`<div class="tiles">${tiles.map(([label, number, tone]) => html`<div class="tile ${tone}"><b>${number}</b><span>${label}</span></div>`)}</div>
     <p>${pausedMs > 0 ? badge("warn", `paused for Retry-After: ${formatDuration(pausedMs)} left`) : badge("ok", "not paused")}
-      ${value.queues.filter((queue) => queue.paused).map((queue) => badge("warn", `${queue.name} queue paused`))}</p>
+      ${value.queues.filter((queue) => queue.paused).map((queue) => badge("warn", `${queue.name} queue paused`))}
+      ${value.keyRefusedAt === null ? null : html`<span class="badge bad">API key refused (401) ${when(new Date(value.keyRefusedAt), now)}: events held back until a discovery is not refused</span>`}</p>
     <table class="compact"><thead><tr><th>queue</th><th>workers</th><th>waiting</th><th>active</th><th>delayed</th><th>failed</th></tr></thead><tbody>
     ${value.queues.map(
       (queue) => html`<tr><td>${queue.name}</td><td>${queue.workers ?? "?"}</td><td>${queue.waiting}</td><td>${queue.active}</td><td>${queue.delayed}</td>
@@ -71,7 +72,7 @@ export function healthPanels(snapshot: StatusSnapshot): SafeHtml {
   const { dependencies, generatedAt: now } = snapshot;
   const verification = snapshot.verification.ok ? snapshot.verification.value : null;
   return html`<section class="row">
-    <article class="card" id="fleet"><h2>Worker fleet</h2>${fleetBody(snapshot.fleet)}</article>
+    <article class="card" id="fleet"><h2>Worker fleet</h2>${fleetBody(snapshot.fleet, now)}</article>
     <article class="card" id="dependencies"><h2>Dependencies</h2><ul class="deps">
       ${checkLine("PostgreSQL", dependencies.warehouse, "")}
       ${checkLine("Redis", dependencies.redis, "not used (demo)")}
