@@ -106,6 +106,20 @@ export class UnstableListingError extends Error {
   }
 }
 
+/**
+ * An upstream that ignores `offset` (a proxy that drops the query, a half-deployed API) answers every page with
+ * the same records: the cursor moves, nothing new comes, and no page is short. Records inserted at the front
+ * between two requests can make one page repeat its predecessor; this many repeats in a row cannot be that.
+ */
+export class UnpagedListingError extends Error {
+  constructor(offset: number) {
+    super(`the upstream answered offset ${offset} with the records of the pages before it: it ignores the offset, and the records past its first page cannot be reached`);
+    this.name = "UnpagedListingError";
+  }
+}
+
+const UNPAGED_REPEATS = 2;
+
 const TAIL_LENGTH = 5;
 const DEFAULT_OVERLAP = 5;
 const DEFAULT_MAX_RESTARTS = 3;
@@ -132,6 +146,8 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
   let lastTotal: number | null = Number.POSITIVE_INFINITY;
   let totalUnknown = false;
   let pageSize = options.pageSize;
+  let previousKeys: string[] = [];
+  let repeats = 0;
 
   const planFrom = (reached: number): Request =>
     reached > 0 && tail.length > 0 ? { offset: reached - 1, anchor: "near", reached, again: false } : { offset: reached, anchor: "none", reached, again: false };
@@ -145,6 +161,8 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
     restarts += 1;
     if (restarts > maxRestarts) throw new UnstableListingError(maxRestarts);
     tail = [];
+    previousKeys = [];
+    repeats = 0;
     fromStart = true;
     vanished = 0;
     arrived = 0;
@@ -180,17 +198,26 @@ export async function* walk<R>(options: WalkOptions<R>): AsyncGenerator<WalkPage
       if (request.anchor === "near" && anchorAt > 0 && compare(page.total, lastTotal) > 0) arrived += 1;
       fresh = pastAnchor(page, anchorAt, options.key, readBefore(tail, options.read));
     }
+    repeats = keys.length > 0 && sameKeys(keys, previousKeys) ? repeats + 1 : 0;
+    previousKeys = keys;
+    // The same page again and again: it is the whole listing when it holds the total, else the rest is out of reach.
+    const unpaged = repeats >= UNPAGED_REPEATS;
+    if (unpaged && (page.total === null || received < page.total)) throw new UnpagedListingError(request.offset);
     const nextOffset = request.offset + received;
     lastTotal = page.total;
     tail = [...tail, ...keys].slice(-TAIL_LENGTH);
     // A page that brings nothing past the anchor and moves the cursor nowhere is the end, whatever the total claims.
     const stalled = fresh.records.length === 0 && fresh.rejected.length === 0 && nextOffset <= request.reached;
-    const last = stalled || isLastPage(received, nextOffset, page.total, pageSize);
+    const last = stalled || unpaged || isLastPage(received, nextOffset, page.total, pageSize);
     pageSize = servedPageSize(pageSize, received, nextOffset, page.total);
     if (!last) inFlight = send(planFrom(nextOffset));
     yield { page, nextOffset, tail, fresh: fresh.records, alreadyRead: fresh.alreadyRead, freshRejected: fresh.rejected, restarts };
     if (last) return { total: totalUnknown ? null : page.total, fromStart, restarts, vanished, arrived };
   }
+}
+
+function sameKeys(keys: readonly string[], previous: readonly string[]): boolean {
+  return keys.length === previous.length && keys.every((key, index) => key === previous[index]);
 }
 
 /** How a page's total compares with its predecessor's: 0 (no move) when either is unknown. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Page } from "../../src/upstream/client.ts";
-import { UnstableListingError, walk, type WalkOptions, type WalkResult } from "../../src/sync/walk.ts";
+import { UnpagedListingError, UnstableListingError, walk, type WalkOptions, type WalkResult } from "../../src/sync/walk.ts";
 import { rejectedIdentity } from "../../src/upstream/parsing.ts";
 
 /**
@@ -330,5 +330,39 @@ describe("walk", () => {
       },
     });
     await expect(collect({ fetch: source.fetch, start: { offset: 20, tail: ["x"] }, maxRestarts: 2 })).rejects.toThrow(UnstableListingError);
+  });
+
+  it("ends at a page that repeats, whole listing included, when the upstream ignores the offset and serves everything each time", async () => {
+    const listing = records(25);
+    const offsets: number[] = [];
+    const fetch: WalkOptions<string>["fetch"] = async (offset) => {
+      offsets.push(offset);
+      return { records: listing.map((value) => ({ value, issues: [], raw: value })), rejected: [], total: listing.length, offset, limit: LIMIT, observedAt: new Date() };
+    };
+    const { seen, fresh } = await collect({ fetch, start: { offset: 0, tail: [] } });
+    expect(seen).toEqual(new Set(listing));
+    expect(fresh).toEqual(listing);
+    expect(offsets).toHaveLength(3);
+  });
+
+  it("gives up on an upstream that answers every offset with its first page, rather than walking it forever", async () => {
+    const listing = records(25);
+    const source = scripted(() => listing, { before: () => undefined });
+    const firstPageOnly: WalkOptions<string>["fetch"] = (offset, signal) => source.fetch(0, signal).then((page) => ({ ...page, offset }));
+    await expect(collect({ fetch: firstPageOnly, start: { offset: 0, tail: [] } })).rejects.toThrow(UnpagedListingError);
+    expect(source.offsets).toHaveLength(3);
+  });
+
+  it("takes one page that repeats its predecessor for what records inserted at the front did, and reads on", async () => {
+    const listing = records(30);
+    const original = [...listing];
+    const source = scripted(() => listing, {
+      // Nine records arrive at the front before the second page: it holds exactly the first page's records.
+      before: (request) => {
+        if (request === 1) listing.unshift(...records(9, "new-"));
+      },
+    });
+    const { seen } = await collect({ fetch: source.fetch, start: { offset: 0, tail: [] } });
+    for (const record of original) expect(seen.has(record)).toBe(true);
   });
 });
