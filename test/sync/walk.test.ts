@@ -348,7 +348,7 @@ describe("walk", () => {
   it("gives up on an upstream that answers every offset with its first page, rather than walking it forever", async () => {
     const listing = records(25);
     const source = scripted(() => listing, { before: () => undefined });
-    const firstPageOnly: WalkOptions<string>["fetch"] = (offset, signal) => source.fetch(0, signal).then((page) => ({ ...page, offset }));
+    const firstPageOnly: WalkOptions<string>["fetch"] = (offset) => source.fetch(0).then((page) => ({ ...page, offset }));
     await expect(collect({ fetch: firstPageOnly, start: { offset: 0, tail: [] } })).rejects.toThrow(UnpagedListingError);
     expect(source.offsets).toHaveLength(3);
   });
