@@ -222,7 +222,7 @@ function holdsObjects(schema: z.ZodArray): boolean {
 
 /**
  * The items of a list of records as it arrived, and how it deviated: a list; an object keyed by index
- * (`{"0": …, "1": …}`, as some serializers write a list, and `{}` for an empty one) or by each record's id (`{"1001": {"id": 1001, …}}`,
+ * (`{"0": …, "1": …}`, as some serializers write a list, and `{}` for an empty one) or by each record's id or uid (`{"1001": {"id": 1001, …}}`,
  * a map from id to record); the JSON text of a list; or a single record where a
  * list is documented, which is that list of one. Undefined for anything else. Read as null, the records and
  * all below them would be lost without a trace; each item's own issues sit at `<path>.<index>.…`.
@@ -241,7 +241,7 @@ export function recordList(raw: unknown, issues: FieldIssue[] = [], path = ""): 
 }
 
 /**
- * A list sent as an object keyed by index or by each record's id, as PHP and map serializers write one (and `{}`
+ * A list sent as an object keyed by index or by each record's id or uid, as PHP and map serializers write one (and `{}`
  * for an empty one: no record, not one without fields); undefined for any other object.
  */
 export function keyedList(raw: unknown): { items: unknown[]; deviation: string } | undefined {
@@ -252,9 +252,11 @@ export function keyedList(raw: unknown): { items: unknown[]; deviation: string }
   if (keys.every((key, index) => key === String(index))) {
     return { items: keys.map((key) => raw[key]), deviation: "a list sent as an object keyed by index; read as that list" };
   }
-  // A map from each record's id to the record, as serializers of such a map write it.
-  if (keys.every((key) => isPlainObject(raw[key]) && String(raw[key].id) === key)) {
-    return { items: Object.values(raw), deviation: "a list sent as an object keyed by each record's id; read as that list" };
+  // A map from each record's id (`uid` for the records the spec identifies so) to the record, as serializers of such a map write it.
+  for (const identity of ["id", "uid"]) {
+    if (keys.every((key) => isPlainObject(raw[key]) && String(raw[key][identity]) === key)) {
+      return { items: Object.values(raw), deviation: `a list sent as an object keyed by each record's ${identity}; read as that list` };
+    }
   }
   // Positions with gaps (what PHP writes of a list it removed items from), each holding a record.
   if (keys.every((key) => /^(0|[1-9]\d*)$/.test(key) && isPlainObject(raw[key]))) {

@@ -5,7 +5,7 @@ import { replyArrives, useScriptedCampaigns } from "../support/scripted-campaign
 
 /**
  * README, "When the upstream deviates": a list of records sent as an object keyed by index (`{"0": …, "1": …}`, as
- * PHP and some serializers write a list) or by each record's id is read as that list. That holds for nested lists
+ * PHP and some serializers write a list) or by each record's id (or uid) is read as that list. That holds for nested lists
  * (a lead's schedules) and, since, a listing's own `data` or a bare listing such as the replies #13: in that shape
  * it was a protocol error, so the stream failed on every run and not one of its records was placed or set aside.
  * The deviation is in one field (`data`); it must not cost every record the field holds, and it is named.
@@ -31,6 +31,25 @@ describe("a listing whose records arrive as an object keyed by index or id", () 
     const runs = await h.warehouse.db.selectFrom("sync_runs").select(["errors", "field_issues"]).execute();
     expect({ leads: leads.map((row) => row.uid), errors: runs[0]?.errors }).toEqual({ leads: ["L1", "L2"], errors: [] });
     expect(runs[0]?.field_issues).toMatchObject({ "leads.data": 1 });
+    expect(summary.outcome).toBe("succeeded");
+  });
+
+  it("places the leads of a page whose data is {\"L1\": lead, \"L2\": lead}, keyed by each lead's uid (leads have no id)", async () => {
+    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
+    h.upstream.hook = (request) => {
+      if (request.path !== "/api/v1/leads/") return undefined;
+      const all = h.upstream.state.leads.get(CAMPAIGN) ?? [];
+      const offset = Number(request.query.get("offset") ?? 0);
+      const slice = all.slice(offset, offset + Number(request.query.get("limit") ?? 10));
+      return { status: 200, body: { data: Object.fromEntries(slice.map((lead) => [lead.uid, lead])), total: all.length } };
+    };
+
+    const summary = await runFullSync(h.context());
+
+    const leads = await h.warehouse.db.selectFrom("leads").select("uid").orderBy("uid").execute();
+    const rejected = await h.warehouse.db.selectFrom("rejected_records").select("stream").execute();
+    expect({ leads: leads.map((row) => row.uid), rejected: rejected.length, failures: summary.failures }).toEqual({ leads: ["L1", "L2"], rejected: 0, failures: [] });
+    expect(summary.fieldIssues).toMatchObject({ "leads.data": 1 });
     expect(summary.outcome).toBe("succeeded");
   });
 
