@@ -7,8 +7,8 @@ import { isLastPage, PAGED_RESOURCES, servedPageSize, type Page, type PagedResou
 import { readRecord, readRecords, type Parsed, type ReadRecord } from "./parsing.ts";
 import type { RecordOf, RecordTypeName } from "./record-types.ts";
 import type { CreateSequenceBody, LifecycleBody, SequenceData, UpdateCampaignBody, UpdateData } from "./requests.ts";
-import { messageBody, pageData, pageEnvelope } from "./resources.ts";
-import { keyedList } from "./tolerant.ts";
+import { listingOf, shapeOf, type ListingAnswer } from "./listing-answer.ts";
+import { messageBody } from "./resources.ts";
 import type { Logger } from "../logger.ts";
 import { addStage, stageStart } from "../stage-timings.ts";
 
@@ -288,18 +288,10 @@ export class UpstreamClient {
     return parsed;
   }
 
-  /** A listing's records and total, from the {data, total} envelope or a bare array; the total is null when none is usable. */
+  /** A listing's records and total (listing-answer.ts), or a protocol error. */
   #listing(request: HttpRequest, body: unknown): ListingAnswer {
-    // An empty list sent as null, as Go encodes an empty slice: its meaning is certain. (Read as an empty answer
-    // is, it deletes nothing on its own: a listing's walk then proves nothing, a whole listing needs two reads.)
-    // Its total is dropped too: `{"data": null, "total": 0}` would otherwise prove a walk whole and delete every row.
-    if (body === null || (typeof body === "object" && (body as { data?: unknown }).data === null)) return { data: [], total: null };
-    if (Array.isArray(body)) return { data: body, total: null };
-    const envelope = pageEnvelope.safeParse(body);
-    if (envelope.success) return envelope.data;
-    const records = pageData.safeParse(body);
-    if (records.success) return { data: records.data.data, total: null };
-    return keyedListing(body) ?? this.#protocolError(request, "expected a JSON array or a {data: array, total: integer} envelope");
+    const answer = listingOf(body);
+    return typeof answer === "string" ? this.#protocolError(request, answer) : answer;
   }
 
   #protocolError(request: HttpRequest, expectation: string): never {
@@ -311,31 +303,4 @@ export class UpstreamClient {
       retryable: true,
     });
   }
-}
-
-interface ListingAnswer {
-  data: unknown[];
-  total: number | null;
-  /** How the answer's records deviated from the documented array, when they did (a list keyed by index or id). */
-  shape?: string;
-}
-
-function shapeOf(answer: ListingAnswer): { shape?: string } {
-  return answer.shape === undefined ? {} : { shape: answer.shape };
-}
-
-/**
- * Records sent as an object keyed by index or by each record's id, as the envelope's `data` or as the whole
- * answer, and `{}` for none (PHP and some map serializers write a list so; nested lists are read the same way,
- * tolerant.ts). Only those shapes: any other object is no listing, and asking again is the better bet. The
- * envelope's total is kept beside records (the shape of `data` says nothing against it), dropped beside none, as
- * with `data: null`: an empty answer proves nothing.
- */
-function keyedListing(body: unknown): ListingAnswer | undefined {
-  if (typeof body !== "object" || body === null) return undefined;
-  const enveloped = "data" in body;
-  const list = keyedList(enveloped ? (body as { data: unknown }).data : body);
-  if (list === undefined) return undefined;
-  const total = enveloped && list.items.length > 0 ? pageEnvelope.shape.total.safeParse((body as { total?: unknown }).total) : undefined;
-  return { data: list.items, total: total?.success === true ? total.data : null, shape: list.deviation };
 }
