@@ -52,37 +52,53 @@ function readNumber(text: string): number | UnroundedNumber {
  * careful read). Invalid JSON throws as JSON.parse throws. A field named twice
  * keeps its last value, as JSON.parse keeps it.
  */
-export function parseJson(text: string): { value: unknown; exact: boolean; controlCharacters?: true } {
+export function parseJson(text: string): { value: unknown; exact: boolean; controlCharacters?: true; nonFiniteNumbers?: true } {
   try {
     return parseText(text);
   } catch (error) {
-    // Hand-built JSON writers put tabs and line breaks into strings as they are, which JSON refuses: one such field
-    // would cost every record of the answer. Escaped, they are the text the writer meant.
-    const escaped = escapeRawControlCharacters(text);
-    if (escaped === text) throw error;
-    return { ...parseText(escaped), controlCharacters: true };
+    const repaired = repairJsonText(text);
+    if (repaired.text === text) throw error;
+    return { ...parseText(repaired.text), ...(repaired.controlCharacters ? { controlCharacters: true } : {}), ...(repaired.nonFiniteNumbers ? { nonFiniteNumbers: true } : {}) };
   }
 }
 
-/** `text` with every control character (U+0000 to U+001F) that stands raw inside a string written as a \u escape. */
-function escapeRawControlCharacters(text: string): string {
-  let escaped = "";
+/** The tokens Python's json.dumps (allow_nan, its default) writes for floats JSON has no number for. */
+const NON_FINITE = /^-?Infinity|^NaN/;
+
+/**
+ * `text` with what JSON refuses in it made readable, so that one such field does not cost every record of the
+ * answer: control characters (U+0000 to U+001F) standing raw inside a string, as hand-built JSON writers put
+ * tabs and line breaks, written as \u escapes (the text the writer meant); and the bare tokens NaN, Infinity and
+ * -Infinity written as strings, which the tolerant read names as the deviating values they are.
+ */
+function repairJsonText(text: string): { text: string; controlCharacters: boolean; nonFiniteNumbers: boolean } {
+  let repaired = "";
   let copied = 0;
   let inString = false;
+  let controlCharacters = false;
+  let nonFiniteNumbers = false;
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (!inString) {
       inString = code === 0x22;
+      const token = code === 0x4e || code === 0x49 || code === 0x2d ? NON_FINITE.exec(text.slice(index, index + 9))?.[0] : undefined;
+      if (token !== undefined) {
+        repaired += `${text.slice(copied, index)}"${token}"`;
+        index += token.length - 1;
+        copied = index + 1;
+        nonFiniteNumbers = true;
+      }
     } else if (code === 0x5c) {
       index += 1;
     } else if (code === 0x22) {
       inString = false;
     } else if (code < 0x20) {
-      escaped += `${text.slice(copied, index)}\\u${code.toString(16).padStart(4, "0")}`;
+      repaired += `${text.slice(copied, index)}\\u${code.toString(16).padStart(4, "0")}`;
       copied = index + 1;
+      controlCharacters = true;
     }
   }
-  return copied === 0 ? text : escaped + text.slice(copied);
+  return { text: copied === 0 ? text : repaired + text.slice(copied), controlCharacters, nonFiniteNumbers };
 }
 
 function parseText(text: string): { value: unknown; exact: boolean } {

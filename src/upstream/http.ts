@@ -239,6 +239,9 @@ export class HttpTransport {
         if (parsed.controlCharacters) {
           this.#options.logger?.warn({ endpoint: request.endpoint, method: request.method }, "the answer's strings held raw control characters (tabs, line breaks), which JSON refuses; read as if escaped");
         }
+        if (parsed.nonFiniteNumbers) {
+          this.#options.logger?.warn({ endpoint: request.endpoint, method: request.method }, "the answer held NaN or Infinity, which JSON refuses; each read as text, and named where a number is documented");
+        }
         return parsed;
       } catch {
         // A cut or garbled 200 is a transport accident, not an answer.

@@ -43,6 +43,12 @@ describe("parseJson", () => {
     expect(() => parseJson("<html>")).toThrow(SyntaxError);
   });
 
+  it("reads the bare NaN, Infinity and -Infinity Python writes as text, outside strings only, and says so", () => {
+    const text = '{"a":NaN,"b":[Infinity,-Infinity],"c":"NaN and Infinity","d":-5}';
+    expect(parseJson(text)).toEqual({ value: { a: "NaN", b: ["Infinity", "-Infinity"], c: "NaN and Infinity", d: -5 }, exact: false, nonFiniteNumbers: true });
+    expect(() => parseJson('{"a":Nope}')).toThrow();
+  });
+
   it("keeps a field named __proto__ an own field", () => {
     const { value } = parseJson('{"__proto__": {"polluted": 12345678901234567890}}');
     expect(Object.hasOwn(value as object, "__proto__")).toBe(true);
