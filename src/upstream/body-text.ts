@@ -11,6 +11,8 @@ import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "n
  * a word:
  * - a `Content-Encoding` (gzip, deflate, br, in the order they were applied)
  *   is undone; one Node cannot undo is an error naming it;
+ * - UTF-16 (a byte order mark, or JSON's ASCII each beside a NUL) is read as
+ *   UTF-16, unless another charset is declared;
  * - bytes that are UTF-8 are read as UTF-8, a byte order mark dropped;
  * - bytes that are not, in a declared charset the runtime knows (ISO-8859-1,
  *   windows-1252, …), are decoded by it;
@@ -44,10 +46,13 @@ export function bodyText(headers: IncomingHttpHeaders, bytes: Buffer, maxBytes =
     throw error;
   }
   const plain = withoutUtf8Bom(inflated);
+  const charset = charsetOf(headerValue(headers["content-type"]));
+  // UTF-16 text of JSON is valid UTF-8 too (each ASCII character beside a NUL): it is told by its NULs first.
+  const utf16 = utf16Of(plain, charset);
+  if (utf16 !== undefined) return { text: new TextDecoder(utf16).decode(plain), escaped: false };
   // Bytes that are UTF-8 are read as UTF-8 whatever the label says: JSON is UTF-8 (RFC 8259 gives application/json
   // no charset parameter), and servlet stacks label UTF-8 answers ISO-8859-1 by default.
   if (isUtf8(plain)) return { text: plain.toString("utf8"), escaped: false };
-  const charset = charsetOf(headerValue(headers["content-type"]));
   const decoder = charset === undefined ? undefined : decoderFor(charset);
   if (decoder !== undefined) return { text: decoder.decode(plain), escaped: false };
   return { text: surrogateEscaped(plain), escaped: true };
@@ -96,6 +101,21 @@ function inflated(body: Buffer, limit: { maxOutputLength: number }): Buffer {
 function charsetOf(contentType: string): string | undefined {
   const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
   return match?.[1]?.toLowerCase();
+}
+
+/**
+ * The UTF-16 the bytes are in, when they are: a byte order mark, or else JSON's first two characters, which are
+ * ASCII, each beside a NUL (RFC 4627's detection), and a UTF-16 label (or none) that does not say otherwise.
+ * .NET's Encoding.Unicode writes UTF-16LE without a mark.
+ */
+function utf16Of(bytes: Buffer, charset: string | undefined): "utf-16le" | "utf-16be" | undefined {
+  if (charset !== undefined && !/^(utf-16(le|be)?|ucs-2|unicode)$/.test(charset)) return undefined;
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  if (bytes.length < 4) return undefined;
+  if (bytes[0] !== 0 && bytes[1] === 0 && bytes[2] !== 0 && bytes[3] === 0) return "utf-16le";
+  if (bytes[0] === 0 && bytes[1] !== 0 && bytes[2] === 0 && bytes[3] !== 0) return "utf-16be";
+  return undefined;
 }
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);

@@ -48,6 +48,16 @@ describe("an answer's bytes as text", () => {
     expect(bodyText({ "content-type": "application/json;charset=koi8-r" }, Buffer.from([0x22, 0xe1, 0x22])).text).toBe('"А"');
   });
 
+  it("reads UTF-16 without a byte order mark (.NET's Encoding.Unicode), labelled as such or not labelled, though its bytes are valid UTF-8", () => {
+    const littleEndian = Buffer.from(JSON_TEXT, "utf16le");
+    const bigEndian = Buffer.from(littleEndian).swap16();
+    for (const contentType of ["application/json; charset=utf-16le", "application/json; charset=utf-16", "application/json"]) {
+      expect(bodyText({ "content-type": contentType }, littleEndian)).toEqual({ text: JSON_TEXT, escaped: false });
+    }
+    expect(bodyText({ "content-type": "application/json; charset=utf-16be" }, bigEndian)).toEqual({ text: JSON_TEXT, escaped: false });
+    expect(bodyText({}, Buffer.concat([Buffer.from([0xfe, 0xff]), bigEndian]))).toEqual({ text: JSON_TEXT, escaped: false });
+  });
+
   it("turns each byte that is not UTF-8 into the lone surrogate U+DC80 + byte, keeping every well-formed character", () => {
     const mixed = Buffer.concat([Buffer.from('{"a":"Caf', "utf8"), Buffer.from([0xe9]), Buffer.from(' ✓ ', "utf8"), Buffer.from([0xe2, 0x9c]), Buffer.from('","b":"ok"}', "utf8")]);
     expect(bodyText({ "content-type": "application/json" }, mixed)).toEqual({ text: '{"a":"Caf\udce9 ✓ \udce2\udc9c","b":"ok"}', escaped: true });
