@@ -111,8 +111,22 @@ export async function openWarehouse(settings: WarehouseSettings): Promise<Wareho
  */
 const SESSION_SETTINGS = "-c synchronous_commit=off -c jit=off";
 
+/**
+ * The connection string without its `options` parameter, and the session options: the URL's own (a
+ * statement_timeout, a pooler's endpoint) and then the warehouse's, which win where both set one. node-postgres
+ * takes a URL's `options` over the pool's, so that every table would otherwise land outside the schema.
+ */
+function sessionOptions(databaseUrl: string, schema: string): { connectionString: string; options: string } {
+  const ours = `-c search_path=${schema} ${SESSION_SETTINGS}`;
+  const url = new URL(databaseUrl);
+  const given = url.searchParams.get("options");
+  if (given === null) return { connectionString: databaseUrl, options: ours };
+  url.searchParams.delete("options");
+  return { connectionString: url.href, options: `${given} ${ours}` };
+}
+
 async function openPostgres(databaseUrl: string, schema: string, create: boolean, onConnectionError: (error: Error) => void): Promise<Warehouse> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, options: `-c search_path=${schema} ${SESSION_SETTINGS}`, types: pgTypes });
+  const pool = new pg.Pool({ ...sessionOptions(databaseUrl, schema), types: pgTypes });
   // A client that loses its server emits 'error': the pool listens on idle clients (and drops them, so
   // the next query reconnects), but nothing listens on a client while it is checked out, and an
   // unhandled 'error' event ends the process. The query in flight fails on its own (its transaction
@@ -167,7 +181,8 @@ async function openPglite(directory: string, schema: string, create: boolean): P
   try {
     const pglite = await PGlite.create(directory, { parsers: pgliteParsers });
     // PGlite is one session: setting search_path once covers every later query.
-    await pglite.exec(`${create ? `CREATE SCHEMA IF NOT EXISTS ${schema}; ` : ""}SET search_path TO ${schema};`);
+    // Quoted: a name COLDSYNC_SCHEMA allows may be a reserved word (`user`, `order`).
+    await pglite.exec(`${create ? `CREATE SCHEMA IF NOT EXISTS "${schema}"; ` : ""}SET search_path TO "${schema}";`);
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...queryTimings() });
     const destroy = async () => {
       await db.destroy();
