@@ -1,4 +1,4 @@
-import { Migrator } from "kysely";
+import { Migrator, sql } from "kysely";
 import { migrations } from "../../migrations/index.ts";
 import { schemaExists, type Warehouse } from "./connect.ts";
 
@@ -19,6 +19,7 @@ function migratorFor(warehouse: Warehouse): Migrator {
  * time, and the migrator keeps it for the whole run, so concurrent callers queue.
  */
 export async function migrateToLatest(warehouse: Warehouse): Promise<{ applied: string[] }> {
+  await refuseNewer(warehouse);
   const { error, results = [] } = await migratorFor(warehouse).migrateToLatest();
   const failed = results.find((result) => result.status === "Error");
   if (error !== undefined || failed !== undefined) {
@@ -43,8 +44,26 @@ export async function requireMigrated(warehouse: Warehouse): Promise<void> {
   if (!(await schemaExists(warehouse.db, warehouse.schema))) {
     throw new Error(`the warehouse schema "${warehouse.schema}" does not exist (COLDSYNC_SCHEMA); run \`coldsync migrate\` first`);
   }
+  await refuseNewer(warehouse);
   const pending = await pendingMigrations(warehouse);
   if (pending.length > 0) {
     throw new Error(`the warehouse schema "${warehouse.schema}" is missing ${pending.length} migration(s) (${pending.join(", ")}); run \`coldsync migrate\` first`);
+  }
+}
+
+/**
+ * Refuses a warehouse a newer release migrated (a rollback meets it): migrations are forward-only, so this
+ * release's statements may not fit what the newer ones made of it. Kysely's own refusal calls such a warehouse
+ * corrupted; it is only newer.
+ */
+async function refuseNewer(warehouse: Warehouse): Promise<void> {
+  const { rows: tables } = await sql<{ present: boolean }>`SELECT to_regclass(${`"${warehouse.schema}".kysely_migration`}) IS NOT NULL AS present`.execute(warehouse.db);
+  if (tables[0]?.present !== true) return;
+  const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.id(warehouse.schema, "kysely_migration")} ORDER BY name`.execute(warehouse.db);
+  const unknown = rows.map((row) => row.name).filter((name) => !(name in migrations));
+  if (unknown.length > 0) {
+    throw new Error(
+      `the warehouse schema "${warehouse.schema}" was migrated by a newer coldsync (${unknown.join(", ")}, unknown to this release); run that release or a later one: migrations are forward-only`,
+    );
   }
 }

@@ -1,6 +1,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { runColdsync } from "../support/cli.ts";
 import { useTestDatabase } from "../support/database.ts";
 
 const run = promisify(execFile);
@@ -44,5 +46,22 @@ describe("coldsync migrate", () => {
       "applied 0022_history_dated_by_newest_read (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
+  });
+
+  it("refuses a warehouse a newer release migrated (a rollback), as the commands that only check do, naming what it does not know", async () => {
+    const env = { DATABASE_URL: databaseUrl(), COLDSYNC_SCHEMA: "rolled_back" };
+    await migrate(env);
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      await client.query(`INSERT INTO rolled_back.kysely_migration (name, timestamp) VALUES ('0999_from_a_newer_release', '2026-12-01T00:00:00.000Z')`);
+    } finally {
+      await client.end();
+    }
+    const refusal = `coldsync: the warehouse schema "rolled_back" was migrated by a newer coldsync (0999_from_a_newer_release, unknown to this release); run that release or a later one: migrations are forward-only`;
+    for (const command of ["migrate", "status"]) {
+      const outcome = await runColdsync([command], env);
+      expect({ command, code: outcome.code, stderr: outcome.stderr.trim() }).toEqual({ command, code: 1, stderr: refusal });
+    }
   });
 });
