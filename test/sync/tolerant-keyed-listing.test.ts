@@ -15,33 +15,17 @@ const CAMPAIGN = "cmp_keyed";
 const scripted = useScriptedCampaigns(useTestDatabase("tolerant_keyed_listing"), CAMPAIGN);
 
 describe("a listing whose records arrive as an object keyed by index or id", () => {
-  it("places the leads of a page whose data is {\"0\": lead, \"1\": lead}", async () => {
+  it.each([
+    ["{\"0\": lead, \"1\": lead}, keyed by index", (_uid: string, index: number) => String(index)],
+    ["{\"L1\": lead, \"L2\": lead}, keyed by each lead's uid (leads have no id)", (uid: string) => uid],
+  ])("places the leads of a page whose data is %s", async (_shape, keyOf) => {
     const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
     h.upstream.hook = (request) => {
       if (request.path !== "/api/v1/leads/") return undefined;
       const all = h.upstream.state.leads.get(CAMPAIGN) ?? [];
       const offset = Number(request.query.get("offset") ?? 0);
       const slice = all.slice(offset, offset + Number(request.query.get("limit") ?? 10));
-      return { status: 200, body: { data: Object.fromEntries(slice.map((lead, index) => [String(index), lead])), total: all.length } };
-    };
-
-    const summary = await runFullSync(h.context());
-
-    const leads = await h.warehouse.db.selectFrom("leads").select("uid").orderBy("uid").execute();
-    const runs = await h.warehouse.db.selectFrom("sync_runs").select(["errors", "field_issues"]).execute();
-    expect({ leads: leads.map((row) => row.uid), errors: runs[0]?.errors }).toEqual({ leads: ["L1", "L2"], errors: [] });
-    expect(runs[0]?.field_issues).toMatchObject({ "leads.data": 1 });
-    expect(summary.outcome).toBe("succeeded");
-  });
-
-  it("places the leads of a page whose data is {\"L1\": lead, \"L2\": lead}, keyed by each lead's uid (leads have no id)", async () => {
-    const h = await scripted({ status: "running", leads: 2, sentOn: "2026-05-01T10:00:00.000Z" });
-    h.upstream.hook = (request) => {
-      if (request.path !== "/api/v1/leads/") return undefined;
-      const all = h.upstream.state.leads.get(CAMPAIGN) ?? [];
-      const offset = Number(request.query.get("offset") ?? 0);
-      const slice = all.slice(offset, offset + Number(request.query.get("limit") ?? 10));
-      return { status: 200, body: { data: Object.fromEntries(slice.map((lead) => [lead.uid, lead])), total: all.length } };
+      return { status: 200, body: { data: Object.fromEntries(slice.map((lead, index) => [keyOf(lead.uid, index), lead])), total: all.length } };
     };
 
     const summary = await runFullSync(h.context());
