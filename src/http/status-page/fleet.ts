@@ -7,8 +7,7 @@ import { rateBudgetKeys } from "../../queue/rate-budget.ts";
 /**
  * The worker fleet as Redis sees it: processes connected to each queue, jobs
  * per state, whether the account is paused for a Retry-After or its key was
- * refused, and for each
- * campaign the Bull Board page of its job.
+ * refused, and for each campaign the Bull Board page of its job.
  *
  * Bull Board 9 can link to a queue (`<board>/queue/<name>`, optionally
  * `?status=<state>`) and to one job (`<board>/queue/<name>/<jobId>`); it has no
