@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { loadCheckpoint } from "../../src/sync/checkpoints.ts";
 import { holdRequests } from "../support/scripted-upstream.ts";
@@ -190,15 +191,17 @@ describe("a campaign detail that lands late", () => {
 describe("a crash in the middle of a page's transaction", () => {
   it("leaves neither the page's rows nor its checkpoint, and the resumed walk lands everything", async () => {
     const h = await scripted({ status: "running", leads: 250 });
-    let leadsWrites = 0;
-    const crashing = h.context({
-      observer: {
-        onRowsWritten: (table) => {
-          if (table === "leads" && ++leadsWrites === 2) throw new Error("killed mid-transaction");
-        },
-      },
-    });
-    expect((await runCampaignSync(crashing, CAMPAIGN)).outcome).not.toBe("succeeded");
+    // The second page's transaction dies after its rows were written, as it saves its checkpoint.
+    await sql`CREATE FUNCTION kill_second_leads_page() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'killed mid-transaction'; END $$`.execute(h.warehouse.db);
+    await sql`CREATE TRIGGER kill_second_leads_page BEFORE INSERT OR UPDATE ON sync_checkpoints
+      FOR EACH ROW WHEN (NEW.stream = 'leads' AND NEW.cursor_offset > 100) EXECUTE FUNCTION kill_second_leads_page()`.execute(h.warehouse.db);
+    try {
+      expect((await runCampaignSync(h.context(), CAMPAIGN)).outcome).not.toBe("succeeded");
+    } finally {
+      await sql`DROP TRIGGER kill_second_leads_page ON sync_checkpoints`.execute(h.warehouse.db);
+      await sql`DROP FUNCTION kill_second_leads_page()`.execute(h.warehouse.db);
+    }
     const checkpoint = await loadCheckpoint(h.warehouse.db, { account: "acme", campaignUid: CAMPAIGN, stream: "leads" });
     expect(checkpoint.cursorOffset).toBe(100);
     expect(await h.warehouse.db.selectFrom("leads").select("uid").execute()).toHaveLength(100);
