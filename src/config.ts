@@ -78,12 +78,12 @@ function urlRule(schemes: readonly string[], problemOf: (url: URL, written: stri
     });
 }
 
-const portRange = /^([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
+const queryPort = wholeNumber("not a port").pipe(z.number().min(1).max(65535));
 
 /** node-postgres takes `?port=` over the address's port: one it cannot use fails it on connect. */
 const postgresUrl = urlRule(["postgres", "postgresql"], (url) => {
   const port = url.searchParams.get("port");
-  return port === null || portRange.test(port) ? undefined : "must carry a port from 1 to 65535 in ?port= if any (it overrides the address's)";
+  return port === null || queryPort.safeParse(port).success ? undefined : "must carry a port from 1 to 65535 in ?port= if any (it overrides the address's)";
 });
 
 /** ioredis reads the path (else `?db=`) as the database number, and sends `SELECT NaN` for one that is not. */
