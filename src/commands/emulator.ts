@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { z } from "zod";
 import { ConfigError, configSchema, listenHost, loadLogLevel } from "../config.ts";
 import { readable } from "../emulator/http/validation.ts";
 import { clockMode, driftKind, driftMode, emulatorOptions, faultMode, listOrder, seedScale, workspacesShape, type EmulatorOptions } from "../emulator/options.ts";
@@ -49,13 +50,19 @@ function integer(text: string): number | string {
   return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
 }
 
+/** A flag read by a setting's rule: its value, or its problems under its name. */
+function readByRule<T>(name: string, rule: z.ZodType<T, string>, given: string): { value?: T; problems: string[] } {
+  const read = rule.safeParse(given);
+  return read.success ? { value: read.data, problems: [] } : { problems: read.error.issues.map((issue) => `${name}: ${issue.message}`) };
+}
+
 function optionsFrom(flags: Flags): EmulatorOptions {
-  const port = portFlag.safeParse(flags.port);
-  const host = hostFlag.safeParse(flags.host);
+  const port = readByRule("--port", portFlag, flags.port);
+  const host = readByRule("--host", hostFlag, flags.host);
   const parsed = emulatorOptions.safeParse(
     {
-      port: port.success ? port.data : 0,
-      host: host.success ? host.data : undefined,
+      port: port.value ?? 0,
+      host: host.value,
       seed: integer(flags.seed),
       apiKeys: flags.apiKeys.split(",").map((key) => key.trim()),
       scale: flags.scale,
@@ -71,15 +78,14 @@ function optionsFrom(flags: Flags): EmulatorOptions {
     },
     { error: readable },
   );
-  const portProblems = port.success ? [] : port.error.issues.map((issue) => `--port: ${issue.message}`);
-  const hostProblems = host.success ? [] : host.error.issues.map((issue) => `--host: ${issue.message}`);
-  if (parsed.success && portProblems.length === 0 && hostProblems.length === 0) return parsed.data;
+  const ruleProblems = [...port.problems, ...host.problems];
+  if (parsed.success && ruleProblems.length === 0) return parsed.data;
   const optionProblems = (parsed.error?.issues ?? []).map((issue) => {
     const [field, index] = issue.path;
     const flag = FLAG_OF[String(field)] ?? String(field);
     return `${flag}${index === undefined ? "" : ` (item ${Number(index) + 1})`}: ${issue.message}`;
   });
-  throw new ConfigError([...portProblems, ...hostProblems, ...optionProblems]);
+  throw new ConfigError([...ruleProblems, ...optionProblems]);
 }
 
 function waitForSignal(): Promise<NodeJS.Signals> {
