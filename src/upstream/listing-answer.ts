@@ -32,11 +32,19 @@ export function listingOf(body: unknown): ListingAnswer | string {
   return keyedListing(body) ?? "expected a JSON array or a {data: array, total: integer} envelope";
 }
 
-/** The error an answer carries, as text: a non-empty `errors`, or a `message` or `error` that says something. */
+/**
+ * The error an answer carries, as text: an `errors`, `message` or `error` that says something. Not one that says
+ * there is none (`"error": false`, `"errors": []`, `{}`, `""`, null), as some APIs put beside every answer.
+ */
 function errorBeside(body: object | null): string | undefined {
   const { errors, message, error } = (body ?? {}) as { errors?: unknown; message?: unknown; error?: unknown };
-  const given = [errors, message, error].find((value) => value !== undefined && value !== null && value !== "" && !(Array.isArray(value) && value.length === 0));
+  const given = [errors, message, error].find(saysSomething);
   return given === undefined ? undefined : typeof given === "string" ? given : JSON.stringify(given);
+}
+
+function saysSomething(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === "") return false;
+  return typeof value !== "object" || Object.keys(value).length > 0;
 }
 
 export function shapeOf(answer: ListingAnswer): { shape?: string } {
