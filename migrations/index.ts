@@ -22,6 +22,7 @@ import * as historyNamesAndBounceRate from "./0020_history_names_and_bounce_rate
 import * as contactRetirementWaitsForHolders from "./0021_contact_retirement_waits_for_holders.ts";
 import * as historyDatedByNewestRead from "./0022_history_dated_by_newest_read.ts";
 import * as contactTriggersPinSearchPath from "./0023_contact_triggers_pin_search_path.ts";
+import * as runRetentionIndexes from "./0024_run_retention_indexes.ts";
 
 /**
  * Every migration, by name, in the order they apply. Listed explicitly rather
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   "0021_contact_retirement_waits_for_holders": contactRetirementWaitsForHolders,
   "0022_history_dated_by_newest_read": historyDatedByNewestRead,
   "0023_contact_triggers_pin_search_path": contactTriggersPinSearchPath,
+  "0024_run_retention_indexes": runRetentionIndexes,
 };

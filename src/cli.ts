@@ -4,6 +4,7 @@ import { ConfigError } from "./config.ts";
 import * as demo from "./commands/demo.ts";
 import * as emulator from "./commands/emulator.ts";
 import * as migrate from "./commands/migrate.ts";
+import * as prune from "./commands/prune.ts";
 import * as sqlCommand from "./commands/sql.ts";
 import * as status from "./commands/status.ts";
 import * as sync from "./commands/sync.ts";
@@ -34,7 +35,7 @@ const program = new Command()
   });
 
 // Each command loads its implementation only when it runs, so registering all of them costs little.
-for (const command of [demo, migrate, sync, status, verify, sqlCommand, worker, emulator]) command.register(program);
+for (const command of [demo, migrate, sync, status, verify, sqlCommand, worker, prune, emulator]) command.register(program);
 
 try {
   await program.parseAsync(sqlCommand.withQueryArguments(process.argv));

@@ -16,7 +16,6 @@ const DURATION = /^(\d+)(ms|s|m|h|d)?$/;
 const DURATION_FORMAT = "a duration such as 30s, 5m, 1h or a number of milliseconds";
 
 /** The longest wait a Node.js timer keeps: a longer one fires at once. */
-/** Node's timers wait at most this long; a longer delay fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A text DURATION matches, in milliseconds. */
@@ -33,15 +32,27 @@ const timerRange = z.number().min(1, "must be longer than zero").max(MAX_TIMER_M
 export const duration = z.string().trim().regex(DURATION, `must be ${DURATION_FORMAT}`).transform(milliseconds).pipe(timerRange);
 
 /**
- * A duration, or "off" (undefined). Not a union of the two: zod would answer a value both refuse with a bare
- * "Invalid input".
+ * A duration in `range`, or "off" (undefined). Not a union of the two: zod would answer a value both refuse with a
+ * bare "Invalid input".
  */
-const durationOrOff = z
-  .string()
-  .trim()
-  .refine((text) => text === "off" || DURATION.test(text), `must be ${DURATION_FORMAT}, or off`)
-  .transform((text) => (text === "off" ? undefined : milliseconds(text)))
-  .pipe(timerRange.optional());
+function durationOrOffIn(range: z.ZodNumber) {
+  return z
+    .string()
+    .trim()
+    .refine((text) => text === "off" || DURATION.test(text), `must be ${DURATION_FORMAT}, or off`)
+    .transform((text) => (text === "off" ? undefined : milliseconds(text)))
+    .pipe(range.optional());
+}
+
+const durationOrOff = durationOrOffIn(timerRange);
+
+/**
+ * How long something is kept: no timer waits for it, so it may be longer than 24d, but at least a day, since a
+ * bare number is milliseconds (`30` would keep nothing), and at most a century.
+ */
+const retentionOrOff = durationOrOffIn(
+  z.number().min(DURATION_UNITS_MS.d, "must be at least 1d (a bare number is milliseconds), or off").max(36_500 * DURATION_UNITS_MS.d, "must be at most 36500d, or off"),
+);
 
 /**
  * Plain decimal digits, read as a number: z.coerce.number would also read 0x10 as 16, 1e3 as 1000 and -0, 1.0
@@ -151,6 +162,7 @@ export const configSchema = z.object({
   COLDSYNC_TERMINAL_EVERY: duration.prefault("24h"),
   COLDSYNC_TERMINAL_REWALK_EVERY: durationOrOff.prefault("7d"),
   COLDSYNC_VERIFY_EVERY: durationOrOff.optional(),
+  COLDSYNC_RUN_RETENTION: retentionOrOff.prefault("30d"),
   COLDSYNC_HTTP_PORT: wholeNumber("must be a port number").pipe(z.number().max(65535, "must be a port number from 0 to 65535")).default(9464),
   COLDSYNC_HTTP_HOST: listenHost.default("0.0.0.0"),
   COLDSYNC_HTTP_TOKEN: headerSecret.optional(),
@@ -177,6 +189,8 @@ export interface Config {
     /** How often the worker verifies the warehouse against the upstream; undefined: never. */
     verifyEveryMs: number | undefined;
   };
+  /** How long finished sync runs and verifications are kept (sync_runs, verifications); undefined: for ever. */
+  runRetentionMs: number | undefined;
   http: { port: number; host: string; token: string | undefined };
   logLevel: RawConfig["COLDSYNC_LOG_LEVEL"];
 }
@@ -268,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, requirements: R
       terminalRewalkEveryMs: raw.COLDSYNC_TERMINAL_REWALK_EVERY,
       verifyEveryMs: raw.COLDSYNC_VERIFY_EVERY,
     },
+    runRetentionMs: raw.COLDSYNC_RUN_RETENTION,
     http: { port: raw.COLDSYNC_HTTP_PORT, host: raw.COLDSYNC_HTTP_HOST, token: raw.COLDSYNC_HTTP_TOKEN },
     logLevel: raw.COLDSYNC_LOG_LEVEL,
   };

@@ -166,6 +166,21 @@ describe("loadConfig", () => {
     expect(loadConfig({ COLDSYNC_TERMINAL_REWALK_EVERY: " off " }).worker.terminalRewalkEveryMs).toBeUndefined();
   });
 
+  it("keeps finished runs 30 days unless COLDSYNC_RUN_RETENTION says otherwise, longer than a timer could wait, or for ever", () => {
+    expect(loadConfig({}).runRetentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ COLDSYNC_RUN_RETENTION: "400d" }).runRetentionMs).toBe(400 * 86_400_000);
+    expect(loadConfig({ COLDSYNC_RUN_RETENTION: "off" }).runRetentionMs).toBeUndefined();
+  });
+
+  it("refuses a run retention under a day (a bare number is milliseconds: 30 would keep nothing) or past a century", () => {
+    expect(problemsOf({ COLDSYNC_RUN_RETENTION: "30" })).toEqual(["COLDSYNC_RUN_RETENTION: must be at least 1d (a bare number is milliseconds), or off"]);
+    expect(problemsOf({ COLDSYNC_RUN_RETENTION: "23h" })).toEqual(["COLDSYNC_RUN_RETENTION: must be at least 1d (a bare number is milliseconds), or off"]);
+    expect(problemsOf({ COLDSYNC_RUN_RETENTION: "36501d" })).toEqual(["COLDSYNC_RUN_RETENTION: must be at most 36500d, or off"]);
+    expect(problemsOf({ COLDSYNC_RUN_RETENTION: "a month" })).toEqual([
+      "COLDSYNC_RUN_RETENTION: must be a duration such as 30s, 5m, 1h or a number of milliseconds, or off",
+    ]);
+  });
+
   it("treats empty and blank variables as unset", () => {
     expect(loadConfig({ DATABASE_URL: "" }).warehouse.databaseUrl).toBeUndefined();
     expect(loadConfig({ DATABASE_URL: " " }).warehouse.databaseUrl).toBeUndefined();

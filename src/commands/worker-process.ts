@@ -12,6 +12,7 @@ import { startWorkerService, type WorkerService, type WorkerTuning } from "../qu
 import { loggerFor, openRuntime, type Runtime } from "../runtime.ts";
 import { runCampaignSync, runDiscovery } from "../sync/runs.ts";
 import { closeAbandonedRuns } from "../sync/run-ledger.ts";
+import { pruneRunLog } from "../sync/retention.ts";
 import { verify } from "../sync/verify.ts";
 import { reachPostgres } from "../warehouse/connect.ts";
 import { requireMigrated } from "../warehouse/migrate.ts";
@@ -138,6 +139,11 @@ export async function startWorker(config: Config, options: StartWorkerOptions): 
         discover: (signal) => runDiscovery(context(signal)),
         syncCampaign: (campaignUid, rhythm, signal) => runCampaignSync(context(signal), campaignUid, rhythm),
         verify: async (signal) => (await verify(context(signal))).problems,
+        prune: async (signal) => {
+          const retentionMs = config.runRetentionMs;
+          if (retentionMs === undefined) return null;
+          return pruneRunLog(runtime.warehouse.db, config.account, new Date(Date.now() - retentionMs), { signal });
+        },
       },
       logger,
       metrics,

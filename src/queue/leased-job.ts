@@ -1,5 +1,6 @@
 import { UnrecoverableError, type Job, type Queue } from "bullmq";
 import type { Rhythm } from "../sync/campaign-sync.ts";
+import type { PruneResult } from "../sync/retention.ts";
 import type { DiscoveredCampaign } from "./cadence.ts";
 import type { KeyRefusal } from "./key-refusal.ts";
 import type { LeaseScope, RunLeases } from "./run-lease.ts";
@@ -23,6 +24,8 @@ export interface SyncFunctions {
   syncCampaign(campaignUid: string, rhythm: Rhythm, signal: AbortSignal): Promise<RunResult>;
   /** Reconciles the warehouse with the upstream; resolves to the number of checks that were not ok. */
   verify(signal: AbortSignal): Promise<number>;
+  /** Deletes the run log past COLDSYNC_RUN_RETENTION; resolves to null when the retention is off. */
+  prune(signal: AbortSignal): Promise<PruneResult | null>;
 }
 
 /** What a completed job keeps as its return value (shown in Bull Board); runId is null when it had nothing to do. */

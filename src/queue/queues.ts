@@ -7,8 +7,9 @@ import type { Redis } from "ioredis";
  * campaign whose leads rhythm is due; `campaign-events` reads the replies,
  * clicks and opens of started campaigns, fanned out by a tick of its own;
  * `verification` reconciles the warehouse with the upstream when
- * COLDSYNC_VERIFY_EVERY asks for it. Job data carries names only, never the
- * API key: the key stays in the worker's environment.
+ * COLDSYNC_VERIFY_EVERY asks for it; `retention` prunes the run log past
+ * COLDSYNC_RUN_RETENTION. Job data carries names only, never the API key: the
+ * key stays in the worker's environment.
  */
 
 export const QUEUE_NAMES = {
@@ -16,6 +17,7 @@ export const QUEUE_NAMES = {
   campaignSync: "campaign-sync",
   campaignEvents: "campaign-events",
   verification: "verification",
+  retention: "retention",
 } as const;
 
 export interface DiscoveryJobData {
@@ -28,6 +30,10 @@ export interface CampaignSyncJobData {
 }
 
 export interface VerificationJobData {
+  account: string;
+}
+
+export interface RetentionJobData {
   account: string;
 }
 
@@ -62,6 +68,7 @@ export interface Queues {
   campaignSync: Queue<CampaignSyncJobData>;
   campaignEvents: Queue<CampaignEventsJobData>;
   verification: Queue<VerificationJobData>;
+  retention: Queue<RetentionJobData>;
   all(): Queue[];
   close(): Promise<void>;
 }
@@ -83,13 +90,15 @@ export function openQueues(connection: Redis, options: QueuesOptions): Queues {
   const campaignSync = new Queue<CampaignSyncJobData>(QUEUE_NAMES.campaignSync, shared);
   const campaignEvents = new Queue<CampaignEventsJobData>(QUEUE_NAMES.campaignEvents, shared);
   const verification = new Queue<VerificationJobData>(QUEUE_NAMES.verification, shared);
-  const all = [discovery, campaignSync, campaignEvents, verification];
+  const retention = new Queue<RetentionJobData>(QUEUE_NAMES.retention, shared);
+  const all = [discovery, campaignSync, campaignEvents, verification, retention];
   for (const queue of all) queue.on("error", options.onError ?? (() => undefined));
   return {
     discovery,
     campaignSync,
     campaignEvents,
     verification,
+    retention,
     all: () => all,
     close: async () => {
       await Promise.all(all.map((queue) => queue.close()));

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { CampaignEventsJobData, DiscoveryJobData, Queues, VerificationJobData } from "./queues.ts";
+import type { CampaignEventsJobData, DiscoveryJobData, Queues, RetentionJobData, VerificationJobData } from "./queues.ts";
 
 /**
  * The job schedulers. Upserting by a fixed id makes them idempotent: every
@@ -25,6 +25,19 @@ export async function upsertVerificationScheduler(queue: Queue<VerificationJobDa
   else await queue.upsertJobScheduler(verificationSchedulerId(account), { every: everyMs }, { name: "verify", data: { account } });
 }
 
+function retentionSchedulerId(account: string): string {
+  return `retention/${account}`;
+}
+
+/** How often the run log is pruned: each pass deletes about what the last hour aged past the retention. */
+export const RETENTION_EVERY_MS = 3_600_000;
+
+/** Schedules the pruning of the run log, or removes its scheduler when COLDSYNC_RUN_RETENTION is off (`on` false). */
+export async function upsertRetentionScheduler(queue: Queue<RetentionJobData>, account: string, on: boolean): Promise<void> {
+  if (!on) await queue.removeJobScheduler(retentionSchedulerId(account));
+  else await queue.upsertJobScheduler(retentionSchedulerId(account), { every: RETENTION_EVERY_MS }, { name: "prune", data: { account } });
+}
+
 export function eventsSchedulerId(account: string): string {
   return `events/${account}`;
 }
@@ -43,11 +56,15 @@ export async function upsertEventsScheduler(queue: Queue<CampaignEventsJobData>,
  * ids. A prefix serves one account (docs/worker.md): a scheduler of another account is what a worker of a former
  * COLDSYNC_ACCOUNT left behind, and every job it adds would fail on this account's workers.
  */
-export async function removeOtherAccountsSchedulers(queues: Pick<Queues, "discovery" | "campaignEvents" | "verification">, account: string): Promise<string[]> {
+export async function removeOtherAccountsSchedulers(
+  queues: Pick<Queues, "discovery" | "campaignEvents" | "verification" | "retention">,
+  account: string,
+): Promise<string[]> {
   const owned: [Queue, string][] = [
     [queues.discovery, discoverySchedulerId(account)],
     [queues.campaignEvents, eventsSchedulerId(account)],
     [queues.verification, verificationSchedulerId(account)],
+    [queues.retention, retentionSchedulerId(account)],
   ];
   const removed = await Promise.all(owned.map(([queue, ownId]) => removeSchedulersBut(queue, ownId)));
   return removed.flat();

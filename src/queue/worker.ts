@@ -14,8 +14,14 @@ import { DEFAULT_RETRY, openQueues, QUEUE_NAMES, type Queues, type RetrySettings
 import { budgetWatcher, requestDemand } from "./budget.ts";
 import { KeyRefusal } from "./key-refusal.ts";
 import { RunLeases } from "./run-lease.ts";
-import { removeOtherAccountsSchedulers, upsertDiscoveryScheduler, upsertEventsScheduler, upsertVerificationScheduler } from "./schedulers.ts";
-import { verificationProcessor } from "./verification-job.ts";
+import {
+  removeOtherAccountsSchedulers,
+  upsertDiscoveryScheduler,
+  upsertEventsScheduler,
+  upsertRetentionScheduler,
+  upsertVerificationScheduler,
+} from "./schedulers.ts";
+import { retentionProcessor, verificationProcessor } from "./unleased-jobs.ts";
 
 /**
  * One worker process: the discovery scheduler, a discovery Worker and a
@@ -50,7 +56,7 @@ const DEFAULT_TUNING: WorkerTuning = {
 const LOST_JOB = /could not renew lock for job|Missing lock for job|Missing key for job|Lock mismatch for job/;
 
 export interface WorkerServiceOptions {
-  config: Pick<Config, "account" | "redis" | "worker" | "api">;
+  config: Pick<Config, "account" | "redis" | "worker" | "api" | "runRetentionMs">;
   /** A fail-fast ("client") connection for the queues and run leases; the caller owns it and closes it after close(). */
   redis: Redis;
   db: Kysely<Database>;
@@ -112,6 +118,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     await upsertDiscoveryScheduler(queues.discovery, config.account, config.worker.discoverEveryMs);
     await upsertEventsScheduler(queues.campaignEvents, config.account, config.worker.eventsEveryMs);
     await upsertVerificationScheduler(queues.verification, config.account, config.worker.verifyEveryMs);
+    await upsertRetentionScheduler(queues.retention, config.account, config.runRetentionMs !== undefined);
   };
   options.redisWatch?.onRecovered(async () => {
     if (closing !== undefined) return;
@@ -162,6 +169,11 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       new Worker(
         QUEUE_NAMES.verification,
         verificationProcessor({ account: config.account, verify: options.sync.verify, shutdown: shutdown.signal }),
+        { ...workerOptions, concurrency: 1 },
+      ),
+      new Worker(
+        QUEUE_NAMES.retention,
+        retentionProcessor({ account: config.account, prune: options.sync.prune, shutdown: shutdown.signal }),
         { ...workerOptions, concurrency: 1 },
       ),
     );

@@ -129,7 +129,7 @@ describe("HTTP side of the worker", () => {
   it("shows every queue in Bull Board", async () => {
     const response = await fetch(`${guarded.url}/admin/queues/api/queues`, { headers: bearer(TOKEN) });
     const names = ((await response.json()) as { queues: { name: string }[] }).queues.map((queue) => queue.name);
-    expect(names.sort()).toEqual(["campaign-events", "campaign-sync", "discovery", "verification"]);
+    expect(names.sort()).toEqual(["campaign-events", "campaign-sync", "discovery", "retention", "verification"]);
   });
 
   it("exports upstream, warehouse and job metrics, with queue depths and checkpoint lag read at scrape time", async () => {

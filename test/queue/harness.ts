@@ -192,7 +192,7 @@ export function useWorkerServices(name: string): WorkerServices {
         redisUrl: testRedis.url,
         prefix,
         db,
-        sync: { discover: fixedDiscovery(db, []), syncCampaign: recordingCampaignSync(db, "w"), verify: async () => 0, ...sync },
+        sync: { discover: fixedDiscovery(db, []), syncCampaign: recordingCampaignSync(db, "w"), verify: async () => 0, prune: async () => null, ...sync },
         ...settings,
       });
       running.push(service);

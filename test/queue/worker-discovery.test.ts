@@ -28,11 +28,12 @@ describe("worker service", () => {
     const before = await start({}, { env: { COLDSYNC_ACCOUNT: "old-name", COLDSYNC_VERIFY_EVERY: "1h" } });
     await services.close(before);
     const after = await start({});
-    const { discovery, campaignEvents, verification } = after.queues;
+    const { discovery, campaignEvents, verification, retention } = after.queues;
     expect((await discovery.getJobSchedulers()).map((scheduler) => scheduler.key)).toEqual([`discovery/${ACCOUNT}`]);
     expect((await campaignEvents.getJobSchedulers()).map((scheduler) => scheduler.key)).toEqual([`events/${ACCOUNT}`]);
     expect(await verification.getJobSchedulers()).toEqual([]);
-    const linedUp = [discovery, campaignEvents, verification].map((queue) => (queue as Queue).getJobs(["delayed", "waiting"]));
+    expect((await retention.getJobSchedulers()).map((scheduler) => scheduler.key)).toEqual([`retention/${ACCOUNT}`]);
+    const linedUp = [discovery, campaignEvents, verification, retention].map((queue) => (queue as Queue).getJobs(["delayed", "waiting"]));
     const accounts = (await Promise.all(linedUp)).flat().map((job) => (job.data as { account: string }).account);
     expect(accounts).not.toContain("old-name");
   });
@@ -57,6 +58,29 @@ describe("worker service", () => {
     // A worker started without it turns it off for everyone.
     await start({});
     expect(await on.queues.verification.getJobSchedulers()).toEqual([]);
+  });
+
+  it("prunes the run log every hour unless COLDSYNC_RUN_RETENTION is off, and keeps what it deleted as the job's result", async () => {
+    nextPrefix();
+    const before = new Date("2026-11-01T00:00:00Z");
+    let pruned = 0;
+    const on = await start({
+      prune: async () => {
+        pruned += 1;
+        return { before, syncRuns: 12, verifications: 1 };
+      },
+    });
+    const schedulers = await on.queues.retention.getJobSchedulers();
+    expect(schedulers).toHaveLength(1);
+    expect(schedulers[0]).toMatchObject({ every: 3_600_000, template: { data: { account: ACCOUNT } } });
+    // A scheduler's first job runs at once.
+    await expect.poll(() => on.queues.retention.getCompletedCount(), { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(pruned).toBeGreaterThan(0);
+    const [completed] = await on.queues.retention.getJobs(["completed"]);
+    expect(completed?.returnvalue).toEqual({ before: before.toISOString(), syncRuns: 12, verifications: 1 });
+    // A worker started with the retention off turns it off for everyone.
+    await start({}, { env: { COLDSYNC_RUN_RETENTION: "off" } });
+    expect(await on.queues.retention.getJobSchedulers()).toEqual([]);
   });
 
   it("fans discovery out to one campaign-sync job per due campaign", async () => {

@@ -45,6 +45,7 @@ describe("coldsync migrate", () => {
       "applied 0021_contact_retirement_waits_for_holders (schema bi)",
       "applied 0022_history_dated_by_newest_read (schema bi)",
       "applied 0023_contact_triggers_pin_search_path (schema bi)",
+      "applied 0024_run_retention_indexes (schema bi)",
     ]);
     expect((await migrate(env)).trim()).toBe("warehouse up to date (schema bi)");
   });

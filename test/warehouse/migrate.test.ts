@@ -7,7 +7,7 @@ import { useBackends } from "./backends.ts";
 
 const backends = useBackends("migrate");
 
-const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views", "0005_tolerant_ingestion", "0006_verifications", "0007_rhythms_and_freshness", "0008_lead_copies", "0009_detail_observations", "0010_field_issues_by_account", "0011_campaign_deletion_history", "0012_funnel_bounces_and_history_names", "0013_running_runs_index", "0014_runs_with_errors_indexes", "0015_link_click_ids_not_unique", "0016_contacts_follow_lead_changes", "0017_lead_and_reply_observations", "0018_contacts_live_with_their_leads", "0019_verification_scope", "0020_history_names_and_bounce_rate", "0021_contact_retirement_waits_for_holders", "0022_history_dated_by_newest_read", "0023_contact_triggers_pin_search_path"];
+const ALL_MIGRATIONS = ["0001_synced_tables", "0002_sync_state", "0003_history", "0004_views", "0005_tolerant_ingestion", "0006_verifications", "0007_rhythms_and_freshness", "0008_lead_copies", "0009_detail_observations", "0010_field_issues_by_account", "0011_campaign_deletion_history", "0012_funnel_bounces_and_history_names", "0013_running_runs_index", "0014_runs_with_errors_indexes", "0015_link_click_ids_not_unique", "0016_contacts_follow_lead_changes", "0017_lead_and_reply_observations", "0018_contacts_live_with_their_leads", "0019_verification_scope", "0020_history_names_and_bounce_rate", "0021_contact_retirement_waits_for_holders", "0022_history_dated_by_newest_read", "0023_contact_triggers_pin_search_path", "0024_run_retention_indexes"];
 
 /** A table's column list that the compiler holds to be exactly the keys of its Database type. */
 function columns<T>() {
