@@ -88,7 +88,7 @@ async function syncAndShowFunnel(runtime: Runtime, logger: Logger, serving: bool
   const summary = await syncOnce(runtime, logger, { trigger: "demo" });
   if (summary.outcome === "aborted") return false;
   await printFunnel(runtime);
-  console.log(queryHint(runtime.warehouse, serving));
+  console.log(await queryHint(runtime.warehouse, serving));
   return true;
 }
 
@@ -121,12 +121,17 @@ async function printFunnel(runtime: Runtime): Promise<void> {
 
 /**
  * How to query what the demo wrote: `coldsync sql` reads either warehouse (the embedded one only once the demo has
- * let go of it); PostgreSQL also takes any client, which needs the schema named.
+ * let go of it); PostgreSQL also takes any client, which needs the schema named, quoted as PostgreSQL needs it
+ * (a schema named after a reserved word, such as `user`).
  */
-function queryHint(warehouse: Warehouse, serving: boolean): string {
+export async function queryHint(warehouse: Warehouse, serving: boolean): Promise<string> {
   const command = `npx coldsync sql "SELECT * FROM campaign_funnel"`;
   const whenFree = warehouse.kind === "pglite" && serving ? " once the demo has stopped" : "";
-  const anyClient = warehouse.kind === "postgres" ? `, or from any PostgreSQL client: SELECT * FROM ${warehouse.schema}.campaign_funnel;` : "";
+  let anyClient = "";
+  if (warehouse.kind === "postgres") {
+    const { rows } = await sql<{ schema: string }>`SELECT quote_ident(${warehouse.schema}) AS schema`.execute(warehouse.db);
+    anyClient = `, or from any PostgreSQL client: SELECT * FROM ${rows[0]?.schema ?? warehouse.schema}.campaign_funnel;`;
+  }
   return `query it yourself: ${command}${whenFree}${anyClient} (see README, "The warehouse")`;
 }
 
