@@ -1,6 +1,7 @@
 import { copyLimit } from "./backfill/copy-limit.ts";
 import { fetchOnly } from "./backfill/fetch-only.ts";
 import { naiveScript } from "./backfill/naive-script.ts";
+import { passStartGate } from "./backfill/start-gate.ts";
 import { prepareSyncProcess, syncPhase } from "./backfill/sync-phase.ts";
 import { openWarehouse, type Warehouse } from "../src/warehouse/connect.ts";
 import { migrateToLatest } from "../src/warehouse/migrate.ts";
@@ -8,7 +9,7 @@ import { migrateToLatest } from "../src/warehouse/migrate.ts";
 /**
  * One phase of bench/backfill, in a child process of its own so that its peak
  * RSS is its own. Set-up (migrating the schema, preparing COPY's rows) is not
- * timed. Prints one JSON line: { seconds, cpuSeconds, records, rows, requests, peakRssMb, stages? }.
+ * timed: the clock starts after the start gate (start-gate.ts). Prints one JSON line: { seconds, cpuSeconds, records, rows, requests, peakRssMb, stages? }.
  *
  *   fetch <url> <key> <answersFile>              walk and parse every page, write nothing (answers saved for the write phases)
  *   copy  <databaseUrl> <schema> <answersFile>   the database's limit: COPY the same rows
@@ -39,12 +40,13 @@ async function timed(work: () => Promise<Record<string, unknown>>): Promise<Reco
 async function run(): Promise<Record<string, unknown>> {
   switch (phase) {
     case "fetch":
+      await passStartGate();
       return timed(() => fetchOnly(arg(0), arg(1), CONCURRENCY, arg(2)));
     case "copy": {
       const warehouse = await migrated(arg(0), arg(1));
       await warehouse.destroy();
       return timed(async () => {
-        const loaded = await copyLimit(arg(0), arg(1), arg(2), ACCOUNT);
+        const loaded = await copyLimit(arg(0), arg(1), arg(2), ACCOUNT, passStartGate);
         // The process's CPU here is mostly preparing the rows; the load itself is the server's.
         return { rows: loaded.rows, seconds: loaded.seconds, cpuSeconds: null };
       });

@@ -26,6 +26,6 @@ export function printResults(targets: Target[]): void {
     const comparison = target.equal ? "=" : target.lowerIsBetter ? "<=" : ">=";
     const verdict = target.informational ? "info" : target.pass ? "PASS" : "FAIL";
     const value = Number.isNaN(target.value) ? "n/a" : `${target.lowerBound ? "≥ " : ""}${target.value.toFixed(2)}`;
-    console.log(`  ${verdict}  ${target.name.padEnd(40)} ${value.padStart(9)}  (target ${comparison} ${target.limit})`);
+    console.log(`  ${verdict}  ${target.name.padEnd(50)} ${value.padStart(9)}  (target ${comparison} ${target.limit})`);
   }
 }

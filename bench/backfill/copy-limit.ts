@@ -66,12 +66,22 @@ async function copyTable(client: pg.Client, load: TableLoad): Promise<void> {
   await pipeline(Readable.from(load.chunks), target);
 }
 
-/** Loads the rows into `schema` (already migrated and empty); returns the rows loaded and the seconds the loading took. */
-export async function copyLimit(databaseUrl: string, schema: string, answersFile: string, account: string): Promise<{ rows: number; seconds: number }> {
+/**
+ * Loads the rows into `schema` (already migrated and empty); returns the rows loaded and the seconds the loading
+ * took, from when `beforeClock` resolved (the rows prepared and the connections open).
+ */
+export async function copyLimit(
+  databaseUrl: string,
+  schema: string,
+  answersFile: string,
+  account: string,
+  beforeClock: () => Promise<void>,
+): Promise<{ rows: number; seconds: number }> {
   const loads = (await prepare(answersFile, account, new Date().toISOString())).sort((a, b) => b.rows - a.rows);
   const clients = Array.from({ length: Math.min(availableParallelism(), loads.length) }, () => new pg.Client({ connectionString: databaseUrl, options: `-c search_path=${schema} ${SESSION}` }));
   await Promise.all(clients.map((client) => client.connect()));
   try {
+    await beforeClock();
     const started = performance.now();
     let next = 0;
     await Promise.all(

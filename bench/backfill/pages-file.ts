@@ -24,9 +24,12 @@ export interface AnswerWriter {
 
 export function answerWriter(path: string): AnswerWriter {
   const out = createWriteStream(path);
+  // Walks save at once: they wait for one drain together (one listener each would pass the emitter's limit).
+  let draining: Promise<unknown> | undefined;
   return {
     async save(stream, campaignUid, body) {
-      if (!out.write(`${stream}\t${campaignUid ?? "-"}\t${body}\n`)) await once(out, "drain");
+      if (!out.write(`${stream}\t${campaignUid ?? "-"}\t${body}\n`)) draining ??= once(out, "drain").finally(() => (draining = undefined));
+      await draining;
     },
     async close() {
       out.end();
