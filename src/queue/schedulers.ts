@@ -30,7 +30,7 @@ function retentionSchedulerId(account: string): string {
 }
 
 /** How often the run log is pruned: each pass deletes about what the last hour aged past the retention. */
-export const RETENTION_EVERY_MS = 3_600_000;
+const RETENTION_EVERY_MS = 3_600_000;
 
 /** Schedules the pruning of the run log, or removes its scheduler when COLDSYNC_RUN_RETENTION is off (`on` false). */
 export async function upsertRetentionScheduler(queue: Queue<RetentionJobData>, account: string, on: boolean): Promise<void> {

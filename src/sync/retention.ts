@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type DeleteResult, type Kysely } from "kysely";
 import type { Database } from "../warehouse/database.ts";
 
 /**
@@ -68,45 +68,36 @@ function prunableVerifications(db: Db, account: string, before: Date) {
     );
 }
 
-/** Deletes `batch()`'s rows until a batch comes back short; another pruner's rows are skipped, not waited for. */
-async function deleteInBatches(batch: () => Promise<number>, batchSize: number, signal: AbortSignal | undefined): Promise<number> {
+/** Runs `batch` until one deletes fewer than `batchSize` rows; another pruner's rows are skipped, not waited for. */
+async function deleteInBatches(batch: () => Promise<DeleteResult>, batchSize: number, signal: AbortSignal | undefined): Promise<number> {
   let deleted = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const count = await batch();
+    const count = Number((await batch()).numDeletedRows);
     deleted += count;
     if (count < batchSize) return deleted;
   }
+}
+
+async function countOf(db: Db, query: ReturnType<typeof prunableRuns> | ReturnType<typeof prunableVerifications>): Promise<number> {
+  const row = await db
+    .selectFrom(query.as("prunable"))
+    .select((eb) => eb.fn.countAll<string>().as("rows"))
+    .executeTakeFirstOrThrow();
+  return Number(row.rows);
 }
 
 /** Deletes (or with `dryRun` counts) the account's run log that finished before `before`, but for what is kept. */
 export async function pruneRunLog(db: Db, account: string, before: Date, options: PruneOptions = {}): Promise<PruneResult> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (options.dryRun) {
-    const count = async (query: ReturnType<typeof prunableRuns> | ReturnType<typeof prunableVerifications>) => {
-      const row = await db
-        .selectFrom(query.as("prunable"))
-        .select((eb) => eb.fn.countAll<string>().as("rows"))
-        .executeTakeFirstOrThrow();
-      return Number(row.rows);
-    };
-    return { before, syncRuns: await count(prunableRuns(db, account, before)), verifications: await count(prunableVerifications(db, account, before)) };
+    return { before, syncRuns: await countOf(db, prunableRuns(db, account, before)), verifications: await countOf(db, prunableVerifications(db, account, before)) };
   }
-  const syncRuns = await deleteInBatches(
-    async () => {
-      const batch = prunableRuns(db, account, before).orderBy("r.finished_at").limit(batchSize).forUpdate().skipLocked();
-      const result = await db.deleteFrom("sync_runs").where("id", "in", batch).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-    batchSize,
-    options.signal,
-  );
+  const oldestRuns = () => prunableRuns(db, account, before).orderBy("r.finished_at").limit(batchSize).forUpdate().skipLocked();
+  const oldestVerifications = () => prunableVerifications(db, account, before).orderBy("v.finished_at").limit(batchSize).forUpdate().skipLocked();
+  const syncRuns = await deleteInBatches(() => db.deleteFrom("sync_runs").where("id", "in", oldestRuns()).executeTakeFirst(), batchSize, options.signal);
   const verifications = await deleteInBatches(
-    async () => {
-      const batch = prunableVerifications(db, account, before).orderBy("v.finished_at").limit(batchSize).forUpdate().skipLocked();
-      const result = await db.deleteFrom("verifications").where("id", "in", batch).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
+    () => db.deleteFrom("verifications").where("id", "in", oldestVerifications()).executeTakeFirst(),
     batchSize,
     options.signal,
   );
