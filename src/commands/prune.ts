@@ -31,7 +31,7 @@ export function register(program: Command): void {
       );
       const retentionMs = given.olderThan === undefined ? config.runRetentionMs : flags["--older-than"];
       if (retentionMs === undefined) {
-        console.log("the run retention is off (COLDSYNC_RUN_RETENTION=off): nothing pruned; --older-than prunes anyway");
+        console.log("the run retention is off: nothing pruned (--older-than D prunes what finished more than D ago)");
         return;
       }
       // Loaded only when the command runs: `prune --help` needs no database driver.
